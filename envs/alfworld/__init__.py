@@ -1,0 +1,1 @@
+"""ALFWorld on the real ALFWorld/TextWorld engine, with bundled project-authored games."""

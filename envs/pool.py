@@ -1,0 +1,135 @@
+"""Play episodes in worker processes.
+
+Each worker owns one environment. The pool hands out whole scripted episodes (expert or random) and
+yields them as they finish. A worker that dies mid-episode is replaced, and the episode it was playing
+comes back with ``error`` set, never dropped.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import random
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+POLICIES = ("expert", "random")
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """One episode to play: ``key`` identifies it to the caller (e.g. the episode id)."""
+
+    key: str
+    task_id: str
+    seed: int
+    policy: str
+
+
+@dataclass
+class EpisodeResult:
+    """What a worker reports for one episode (steps as plain dicts, DESIGN.md §3 step fields)."""
+
+    job: EpisodeJob
+    task: str = ""
+    task_type: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    won: bool = False
+    score: float = 0.0
+    error: str | None = None
+
+
+def play_episode(env, job: EpisodeJob) -> EpisodeResult:
+    """Play ``job`` on ``env`` with its scripted policy; an exception ends the episode with ``error``."""
+    if job.policy not in POLICIES:
+        raise ValueError(f"unknown scripted policy {job.policy!r}; choose one of {POLICIES}")
+    result = EpisodeResult(job)
+    rng = random.Random(f"{job.task_id}|{job.seed}")
+    try:
+        observation, info = env.reset(seed=job.seed, options={"task_id": job.task_id})
+        result.task, result.task_type = info["task"], info["task_type"]
+        done = False
+        while not done:
+            action = env.expert_action() if job.policy == "expert" else env.random_action(rng)
+            if action is None:
+                result.error = "expert has no action in this state"
+                break
+            step = {"t": info["step"], "observation": observation,
+                    "admissible_actions": info["admissible_actions"], "action": action}
+            observation, reward, terminated, truncated, info = env.step(action)
+            result.steps.append({**step, "reward": float(reward), "invalid": bool(info["invalid"])})
+            done = terminated or truncated
+        result.won, result.score = bool(info["won"]), float(info["score"])
+    except Exception:  # the run goes on; the episode is recorded as a failure with its error
+        result.error = traceback.format_exc(limit=3).strip().splitlines()[-1]
+    return result
+
+
+def _worker(conn: Connection, name: str, split: str, data_dir: str | None, options: dict[str, Any]) -> None:
+    from expbank.envs import make
+
+    env = make(name, split=split, data_dir=data_dir, **options)
+    while True:
+        job = conn.recv()
+        if job is None:
+            break
+        conn.send(play_episode(env, job))
+    env.close()
+
+
+class EnvPool:
+    """``workers`` processes, each with its own ``name``/``split`` environment."""
+
+    def __init__(self, name: str, split: str, data_dir: str | None = None, workers: int = 1, **options: Any):
+        self._args = (name, split, data_dir, options)
+        self._ctx = mp.get_context("spawn")  # safe beside torch threads and on every platform
+        self._workers: list[tuple[Any, Connection]] = [self._spawn() for _ in range(max(1, workers))]
+
+    def _spawn(self):
+        parent, child = self._ctx.Pipe()
+        process = self._ctx.Process(target=_worker, args=(child, *self._args), daemon=True)
+        process.start()
+        child.close()
+        return process, parent
+
+    def play(self, jobs: Iterable[EpisodeJob]) -> Iterator[EpisodeResult]:
+        """Yield one result per job, in completion order."""
+        pending = list(jobs)[::-1]
+        busy: dict[int, EpisodeJob] = {}
+        while pending or busy:
+            for slot in range(len(self._workers)):
+                if slot not in busy and pending:
+                    busy[slot] = pending.pop()
+                    self._workers[slot][1].send(busy[slot])
+            conns = {self._workers[slot][1]: slot for slot in busy}
+            for conn in wait(list(conns)):
+                slot = conns[conn]
+                try:
+                    result = conn.recv()
+                except (EOFError, ConnectionError, OSError):
+                    process = self._workers[slot][0]
+                    process.join(timeout=5)
+                    result = EpisodeResult(busy[slot], error=f"worker crashed (exit code {process.exitcode})")
+                    self._workers[slot] = self._spawn()
+                del busy[slot]
+                yield result
+
+    def close(self) -> None:
+        for _process, conn in self._workers:
+            try:
+                conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        for process, _ in self._workers:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+        self._workers = []
+
+    def __enter__(self) -> EnvPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,82 @@
+"""The ``expbank`` command line.
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args) -> int``.
+Only the module of the subcommand being run is imported, so ``expbank --help`` stays fast and heavy
+libraries (torch, faiss, alfworld) load only when a command needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help). Modules must not import heavy libraries at import time.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "collect": ("expbank.training.collect", "play an expert or random policy and write trajectories (JSONL)"),
+    "quickstart": ("expbank.quickstart", "run the whole pipeline on the bundled data"),
+    "bank": ("expbank.bank_cli", "build, query, inspect and curate an experience bank"),
+    "serve": ("expbank.serve_cli", "serve a bank over HTTP for frozen actors (FastAPI)"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad flag or subcommand as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser; only ``command``'s module is imported to describe its arguments."""
+    parser = _Parser(prog="expbank", description="Experience-bank trainer for agentic LLM tasks.")
+    from expbank import __version__
+
+    parser.add_argument("--version", action="version", version=f"expbank {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (module_name, help_text) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            importlib.import_module(module_name).add_arguments(cmd)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is not None and command not in COMMANDS and argv and argv[0] == command:
+        close = __import__("difflib").get_close_matches(command, COMMANDS, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        sys.stderr.write(f"expbank: error: unknown command '{command}'{hint} (see 'expbank --help')\n")
+        return 2
+    parser = build_parser(command)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    module = importlib.import_module(COMMANDS[args.command][0])
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        sys.stderr.write("expbank: interrupted; finished work is kept and a re-run resumes.\n")
+        return 130
+    except Exception as err:
+        if not _is_user_error(err):
+            raise
+        sys.stderr.write(f"expbank {args.command}: error: {err}\n")
+        return 1
+
+
+def _is_user_error(err: Exception) -> bool:
+    """Errors from bad input are reported in one line; anything else is a bug and keeps its traceback."""
+    from expbank.errors import UserError
+
+    if isinstance(err, UserError):
+        return True
+    envs_errors = sys.modules.get("expbank.envs.errors")
+    return envs_errors is not None and isinstance(err, envs_errors.EnvDataError)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

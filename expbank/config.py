@@ -1,0 +1,157 @@
+"""Run configs: YAML files validated on load, with dotted ``key=value`` overrides (DESIGN.md §9).
+
+Every section is a pydantic model that forbids unknown keys, so a typo such as ``memory.kk`` fails on
+load with the closest valid key suggested instead of silently doing nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from expbank.errors import UserError
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class EnvConfig(Section):
+    name: Literal["alfworld", "webshop"] = "alfworld"
+    split: str = "valid_unseen"
+    data_dir: str | None = None
+    max_steps: int = Field(50, ge=1)
+
+
+class PanelConfig(Section):
+    task_ids: list[str] | None = None
+    limit: int | None = Field(None, ge=1)
+    seeds: list[int] = Field(default_factory=lambda: [0])
+
+
+class ActorConfig(Section):
+    backend: Literal["hf", "openai", "vllm", "expert", "random"] = "hf"
+    model: str = "smollm2-135m"
+    adapter: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+
+
+class MemoryConfig(Section):
+    mode: Literal["none", "raw", "bank"] = "none"
+    retrieval: Literal["fixed", "agentic"] = "fixed"
+    reconstruct: bool = True
+    k: int = Field(3, ge=1)
+    bank: str | None = None
+
+
+class DecodingConfig(Section):
+    temperature: float = Field(0.0, ge=0.0)
+    max_new_tokens: int = Field(128, ge=1)
+
+
+class RewardConfig(Section):
+    outcome_scale: float = 10.0
+    format_weight: float = 1.0
+    invalid_penalty: float = 0.1
+
+
+class SelectConfig(Section):
+    split: str = "dev"
+
+
+class ReportConfig(Section):
+    splits: list[str] = Field(default_factory=lambda: ["valid_unseen"])
+
+
+class RunConfig(Section):
+    dir: str | None = None
+    seed: int = 0
+
+
+class Config(Section):
+    env: EnvConfig = Field(default_factory=EnvConfig)
+    panel: PanelConfig = Field(default_factory=PanelConfig)
+    actor: ActorConfig = Field(default_factory=ActorConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    decoding: DecodingConfig = Field(default_factory=DecodingConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    select: SelectConfig = Field(default_factory=SelectConfig)
+    report: ReportConfig = Field(default_factory=ReportConfig)
+    run: RunConfig = Field(default_factory=RunConfig)
+
+
+class ConfigError(UserError):
+    """A config file or override that does not fit the schema."""
+
+
+def valid_keys(model: type[BaseModel] = Config, prefix: str = "") -> list[str]:
+    """Every dotted key the schema accepts, e.g. ``memory.k``."""
+    keys = []
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            keys += valid_keys(annotation, f"{prefix}{name}.")
+        else:
+            keys.append(f"{prefix}{name}")
+    return keys
+
+
+def _suggest(key: str) -> str:
+    close = difflib.get_close_matches(key, valid_keys(), n=1, cutoff=0.5)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"memory.k=5"`` -> ``("memory.k", 5)``; the value is read as YAML (numbers, bools, lists)."""
+    if "=" not in text:
+        raise ConfigError(f"override '{text}' is not of the form key=value")
+    key, raw = text.split("=", 1)
+    return key.strip(), yaml.safe_load(raw) if raw.strip() else None
+
+
+def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
+    node = tree
+    parts = key.split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override '{key}': '{part}' is not a section{_suggest(key)}")
+        node = child
+    node[parts[-1]] = value
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] = (), model: type[Config] = Config) -> Config:
+    """Load and validate a YAML config, apply ``key=value`` overrides, and name any bad key."""
+    tree: dict[str, Any] = {}
+    source = "<overrides>"
+    if path is not None:
+        source = str(path)
+        try:
+            tree = yaml.safe_load(Path(path).read_text()) or {}
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {path}") from None
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        if not isinstance(tree, dict):
+            raise ConfigError(f"{path}: top level must be a mapping of sections")
+    for text in overrides:
+        key, value = parse_override(text)
+        _set_dotted(tree, key, value)
+    try:
+        return model.model_validate(tree)
+    except ValidationError as err:
+        first = err.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        if first["type"] == "extra_forbidden":
+            raise ConfigError(f"{source}: unknown key '{key}'{_suggest(key)}") from None
+        raise ConfigError(f"{source}: bad value for '{key}': {first['msg']}") from None
+
+
+def dump_config(config: Config, path: str | Path) -> None:
+    """Write the resolved config (what a run directory records as ``config.yaml``)."""
+    Path(path).write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))

@@ -1,0 +1,178 @@
+"""Trajectory records (DESIGN.md §3): one episode per JSON line, validated on read.
+
+The writer appends one complete line per episode and flushes it, so an interrupted run loses at most
+the episodes in flight and a re-run can resume by skipping the ``episode_id``s already present.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from expbank.errors import UserError
+
+
+class TrajectoryFormatError(UserError, ValueError):
+    """A trajectory file holds a line that is not a valid DESIGN.md §3 record."""
+
+
+class Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    t: int = Field(ge=0)
+    observation: str
+    admissible_actions: list[str] = Field(default_factory=list)
+    output: str | None = None
+    action: str
+    reward: float = 0.0
+    invalid: bool = False
+    retrieved: list[str] = Field(default_factory=list)
+    reconstruction: str | None = None
+
+
+class Episode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: str
+    run_id: str
+    arm: str
+    env: str
+    split: str
+    task_id: str
+    task_type: str
+    task: str
+    policy: str
+    seed: int
+    steps: list[Step]
+    success: bool
+    score: float = Field(ge=0.0, le=1.0)
+    num_steps: int = Field(ge=0)
+    num_invalid: int = Field(ge=0)
+    error: str | None = None
+
+
+def make_episode_id(env: str, split: str, task_id: str, policy: str, arm: str, seed: int,
+                    train_step: int | None = None, group_index: int | None = None) -> str:
+    """The unique id of DESIGN.md §3: ``<env>-<split>-<task_id>-<policy>-<arm>-s<seed>[-it<step>-g<i>]``."""
+    episode_id = f"{env}-{split}-{task_id}-{policy}-{arm}-s{seed}"
+    if train_step is not None:
+        episode_id += f"-it{train_step}-g{group_index or 0}"
+    return episode_id
+
+
+def read_episodes(path: str | Path) -> Iterator[Episode]:
+    """Yield validated episodes; a malformed line raises an error naming the file and line number."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield Episode.model_validate_json(line)
+            except ValidationError as err:
+                first = err.errors()[0]
+                where = ".".join(str(part) for part in first["loc"]) or "record"
+                raise TrajectoryFormatError(
+                    f"{path}:{line_no}: invalid trajectory record at '{where}': {first['msg']}"
+                ) from None
+
+
+def read_episode_ids(path: str | Path) -> set[str]:
+    """The ``episode_id``s of complete lines in ``path`` (a missing file holds none).
+
+    A torn last line (a run killed mid-write) is ignored here and rewritten by :class:`EpisodeWriter`.
+    """
+    path = Path(path)
+    if not path.exists():
+        return set()
+    ids: set[str] = set()
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.endswith("\n") and line.strip():
+                ids.add(json.loads(line)["episode_id"])
+    return ids
+
+
+class EpisodeWriter:
+    """Append-only JSONL writer that validates each record and flushes it to disk at once."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._drop_torn_tail()
+        self._handle = self.path.open("a", encoding="utf-8")
+
+    def _drop_torn_tail(self) -> None:
+        """Cut a last line without its newline: it is an episode a killed run did not finish writing."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        data = self.path.read_bytes()
+        if data.endswith(b"\n"):
+            return
+        cut = data.rfind(b"\n") + 1
+        with self.path.open("r+b") as handle:
+            handle.truncate(cut)
+
+    def write(self, episode: Episode | dict[str, Any]) -> None:
+        record = episode if isinstance(episode, Episode) else Episode.model_validate(episode)
+        self._handle.write(record.model_dump_json() + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> EpisodeWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_episodes(path: str | Path, episodes: Iterable[Episode | dict[str, Any]]) -> None:
+    with EpisodeWriter(path) as writer:
+        for episode in episodes:
+            writer.write(episode)
+
+
+def episode_features():
+    """The ``datasets.Features`` of a trajectory record.
+
+    Pass it to ``load_dataset("json", data_files=..., features=episode_features())`` so nullable fields
+    (``error``, ``output``, ``reconstruction``) keep their string type even when they first turn
+    non-null deep inside a large file, where type inference from the first chunk would fail.
+    """
+    from datasets import Features, List, Value
+
+    step = {
+        "t": Value("int64"),
+        "observation": Value("string"),
+        "admissible_actions": List(Value("string")),
+        "output": Value("string"),
+        "action": Value("string"),
+        "reward": Value("float64"),
+        "invalid": Value("bool"),
+        "retrieved": List(Value("string")),
+        "reconstruction": Value("string"),
+    }
+    return Features({
+        "episode_id": Value("string"),
+        "run_id": Value("string"),
+        "arm": Value("string"),
+        "env": Value("string"),
+        "split": Value("string"),
+        "task_id": Value("string"),
+        "task_type": Value("string"),
+        "task": Value("string"),
+        "policy": Value("string"),
+        "seed": Value("int64"),
+        "steps": List(step),
+        "success": Value("bool"),
+        "score": Value("float64"),
+        "num_steps": Value("int64"),
+        "num_invalid": Value("int64"),
+        "error": Value("string"),
+    })

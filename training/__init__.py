@@ -1,0 +1,1 @@
+"""Actors, rollouts, evaluation and training (imports the bank and the environments)."""
