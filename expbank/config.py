@@ -125,6 +125,14 @@ def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+def _leaf_key(key: str, value: Any) -> str:
+    """``memroy`` with value ``{"mode": ...}`` -> ``memroy.mode``: name the key as the user wrote it."""
+    while isinstance(value, dict) and len(value) == 1:
+        sub, value = next(iter(value.items()))
+        key = f"{key}.{sub}"
+    return key
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] = (), model: type[Config] = Config) -> Config:
     """Load and validate a YAML config, apply ``key=value`` overrides, and name any bad key."""
     tree: dict[str, Any] = {}
@@ -148,6 +156,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), model
         first = err.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         if first["type"] == "extra_forbidden":
+            key = _leaf_key(key, first["input"])
             raise ConfigError(f"{source}: unknown key '{key}'{_suggest(key)}") from None
         raise ConfigError(f"{source}: bad value for '{key}': {first['msg']}") from None
 

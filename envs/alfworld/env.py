@@ -122,7 +122,7 @@ class ALFWorldEnv(TextEnv):
             "env": self.name,
             "split": self.split,
             "data": "bundled" if root is None else str(root),
-            "command_vocabulary": "move X to Y (alfworld>=0.4)" if "move {o}" in grammar or "move " in grammar
+            "command_vocabulary": "move X to Y (alfworld>=0.4)" if 'template :: "move {o} to {r}"' in grammar
             else "put X in/on Y (alfworld<0.4)",
             "game_set_hash": game_set_hash(games),
             "num_games": len(games),
