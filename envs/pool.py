@@ -1,8 +1,9 @@
 """Play episodes in worker processes.
 
-Each worker owns one environment. The pool hands out whole scripted episodes (expert or random) and
-yields them as they finish. A worker that dies mid-episode is replaced, and the episode it was playing
-comes back with ``error`` set, never dropped.
+Each worker owns one environment. The pool either hands out whole scripted episodes (expert or random,
+``play``) or steps every worker's environment in lockstep for a learned policy (``reset``/``step``), so
+generation can be batched across episodes in the main process. A worker that dies is replaced, and the
+episode it was playing comes back with an error, never dropped.
 """
 
 from __future__ import annotations
@@ -67,15 +68,33 @@ def play_episode(env, job: EpisodeJob) -> EpisodeResult:
     return result
 
 
+@dataclass(frozen=True)
+class WorkerError:
+    """A reset or step that failed in a worker (the worker may have died); ends that episode."""
+
+    message: str
+
+
 def _worker(conn: Connection, name: str, split: str, data_dir: str | None, options: dict[str, Any]) -> None:
     from expbank.envs import make
 
     env = make(name, split=split, data_dir=data_dir, **options)
     while True:
-        job = conn.recv()
-        if job is None:
+        request = conn.recv()
+        if request is None:
             break
-        conn.send(play_episode(env, job))
+        if isinstance(request, EpisodeJob):
+            conn.send(play_episode(env, request))
+            continue
+        command, argument = request
+        try:
+            if command == "reset":
+                task_id, seed = argument
+                conn.send(env.reset(seed=seed, options={"task_id": task_id}))
+            else:
+                conn.send(env.step(argument))
+        except Exception as err:  # the caller records the episode with this error and goes on
+            conn.send(WorkerError(f"{command} failed: {type(err).__name__}: {err}"))
     env.close()
 
 
@@ -115,6 +134,35 @@ class EnvPool:
                     self._workers[slot] = self._spawn()
                 del busy[slot]
                 yield result
+
+    @property
+    def size(self) -> int:
+        return len(self._workers)
+
+    def reset(self, tasks: dict[int, tuple[str, int]]) -> dict[int, Any]:
+        """Reset worker ``slot`` to ``(task_id, seed)`` for each entry; returns ``(obs, info)`` or WorkerError."""
+        return self._request({slot: ("reset", task) for slot, task in tasks.items()})
+
+    def step(self, actions: dict[int, str]) -> dict[int, Any]:
+        """Step each worker's environment; returns gymnasium's 5-tuple or WorkerError per slot."""
+        return self._request({slot: ("step", action) for slot, action in actions.items()})
+
+    def _request(self, requests: dict[int, tuple[str, Any]]) -> dict[int, Any]:
+        for slot, request in requests.items():
+            try:
+                self._workers[slot][1].send(request)
+            except (BrokenPipeError, OSError):
+                pass  # the receive below notices the dead worker
+        replies = {}
+        for slot in requests:
+            try:
+                replies[slot] = self._workers[slot][1].recv()
+            except (EOFError, ConnectionError, OSError):
+                process = self._workers[slot][0]
+                process.join(timeout=5)
+                replies[slot] = WorkerError(f"worker crashed (exit code {process.exitcode})")
+                self._workers[slot] = self._spawn()
+        return replies
 
     def close(self) -> None:
         for _process, conn in self._workers:
