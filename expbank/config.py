@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from expbank.errors import UserError
 
@@ -34,7 +34,7 @@ class PanelConfig(Section):
 
 
 class ActorConfig(Section):
-    backend: Literal["hf", "openai", "vllm", "expert", "random"] = "hf"
+    backend: Literal["hf", "openai", "vllm"] = "hf"
     model: str = "smollm2-135m"
     adapter: str | None = None
     base_url: str | None = None
@@ -47,6 +47,12 @@ class MemoryConfig(Section):
     reconstruct: bool = True
     k: int = Field(3, ge=1)
     bank: str | None = None
+    # source-observation counterfactual: the entry's own source, none, or another entry's
+    source: Literal["matched", "none", "random"] = "matched"
+
+
+class PromptConfig(Section):
+    history_length: int = Field(3, ge=0)
 
 
 class DecodingConfig(Section):
@@ -71,6 +77,8 @@ class ReportConfig(Section):
 class RunConfig(Section):
     dir: str | None = None
     seed: int = 0
+    arm: str | None = None  # name of this arm in reports; default derived from the memory settings
+    episodes_in_flight: int = Field(4, ge=1)  # env workers; generation is batched across them
 
 
 class Config(Section):
@@ -78,11 +86,33 @@ class Config(Section):
     panel: PanelConfig = Field(default_factory=PanelConfig)
     actor: ActorConfig = Field(default_factory=ActorConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    prompt: PromptConfig = Field(default_factory=PromptConfig)
     decoding: DecodingConfig = Field(default_factory=DecodingConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     select: SelectConfig = Field(default_factory=SelectConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
     run: RunConfig = Field(default_factory=RunConfig)
+
+
+    @model_validator(mode="after")
+    def _selection_is_not_reported(self) -> Config:
+        """Model selection on a reported split would leak the test set into the numbers."""
+        if self.select.split in self.report.splits:
+            raise ValueError(f"select.split '{self.select.split}' is also in report.splits; "
+                             "choose checkpoints on a split you do not report (e.g. dev)")
+        return self
+
+    def arm_name(self) -> str:
+        """``run.arm``, or a name built from the memory settings (e.g. ``bank``, ``bank-norecon``)."""
+        if self.run.arm:
+            return self.run.arm
+        memory = self.memory
+        name = memory.mode
+        if memory.mode != "none":
+            name += "-agentic" if memory.retrieval == "agentic" else ""
+            name += "" if memory.reconstruct else "-norecon"
+            name += "" if memory.source == "matched" else f"-source{memory.source}"
+        return name
 
 
 class ConfigError(UserError):
@@ -158,6 +188,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), model
         if first["type"] == "extra_forbidden":
             key = _leaf_key(key, first["input"])
             raise ConfigError(f"{source}: unknown key '{key}'{_suggest(key)}") from None
+        if not key:  # a check across keys
+            raise ConfigError(f"{source}: {first['msg'].removeprefix('Value error, ')}") from None
         raise ConfigError(f"{source}: bad value for '{key}': {first['msg']}") from None
 
 

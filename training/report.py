@@ -81,10 +81,28 @@ def _row_diagnostics(episodes: list[Any]) -> dict[str, float]:
 
 
 def _recorded_diagnostics(run_dir: Path, arm: str) -> dict[str, Any]:
-    """Diagnostics a run recorded in its ``summary.json`` (per arm, or top level for a one-arm eval)."""
-    summary = _read_json(run_dir / "summary.json")
-    recorded = summary.get("arms", {}).get(arm, {}).get("diagnostics") or summary.get("diagnostics") or {}
-    return dict(recorded)
+    """Diagnostics from the per-episode counters a rollout wrote to ``episode_stats.jsonl``.
+
+    Each line holds one episode's turn counts (format violations, reconstruct blocks and how many were
+    NONE, similarity of the observation to the shown entries' source observations), so the rates are
+    rebuilt from rows, like every other number in the report.
+    """
+    path = run_dir / "episode_stats.jsonl"
+    if not path.exists():
+        return {}
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = [row for row in rows if row.get("arm", arm) == arm]
+    turns = sum(row["turns"] for row in rows)
+    reconstructs = sum(row["reconstruct_turns"] for row in rows)
+    similarities = [s for row in rows for s in row.get("source_similarities", [])]
+    diagnostics: dict[str, Any] = {}
+    if turns:
+        diagnostics["format_violation_rate"] = sum(row["format_violations"] for row in rows) / turns
+    if reconstructs:
+        diagnostics["reconstruct_none_rate"] = sum(row["none_reconstructions"] for row in rows) / reconstructs
+    if similarities:
+        diagnostics["mean_source_similarity"] = sum(similarities) / len(similarities)
+    return diagnostics
 
 
 def _arms_of(run_dir: Path, config: Config, fingerprint: dict[str, Any], name: str | None = None) -> list[Arm]:

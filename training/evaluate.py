@@ -1,0 +1,146 @@
+"""``expbank eval CONFIG [k=v ...]``: one arm (actor × memory settings) on a fixed panel, in a run directory.
+
+The run directory holds ``config.yaml``, ``fingerprint.json``, ``episodes.jsonl``, ``episode_stats.jsonl``
+(per-episode turn counters for the diagnostics), ``summary.json``, ``report.md`` and plots. Re-running the
+same command resumes: finished episodes are not replayed, and the files end in panel order either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from expbank.config import Config, load_config
+from expbank.errors import UserError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", help="YAML run config (see configs/)")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. memory.k=5")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def panel_task_ids(config: Config) -> list[str]:
+    """The panel's task ids: ``panel.task_ids``, else the split's first ``panel.limit`` tasks."""
+    from expbank import envs
+
+    available = envs.task_ids(config.env.name, config.env.split, config.env.data_dir)
+    if config.panel.task_ids:
+        missing = [t for t in config.panel.task_ids if t not in available]
+        if missing:
+            raise UserError(f"panel.task_ids not in {config.env.name}/{config.env.split}: {missing[:3]}")
+        return list(config.panel.task_ids)
+    return available[: config.panel.limit] if config.panel.limit else available
+
+
+def default_run_dir(config: Config) -> Path:
+    model = re.sub(r"[^A-Za-z0-9_.-]+", "_", config.actor.model).strip("_")
+    return Path("runs") / f"eval-{config.env.name}-{config.env.split}-{model}-{config.arm_name()}"
+
+
+def open_memory(config: Config):
+    """The arm's memory (None for ``none``); refuses a bank built from the evaluated split."""
+    from expbank.training.memory import Memory
+
+    if config.memory.mode == "none":
+        return None
+    if not config.memory.bank:
+        raise UserError(f"memory.mode={config.memory.mode} needs memory.bank (a bank directory or service URL)")
+    memory = Memory(config.memory.mode, config.memory.bank, k=config.memory.k, source=config.memory.source,
+                    seed=config.run.seed)
+    if (config.env.name, config.env.split) in memory.source_splits():
+        raise UserError(f"bank {config.memory.bank} holds entries made from {config.env.name}/{config.env.split}, "
+                        "the split being evaluated; build the bank from other splits")
+    return memory
+
+
+def _rewrite_in_order(path: Path, order: list[str]) -> None:
+    """Rewrite a JSONL file keyed by ``episode_id`` in panel order (atomic)."""
+    lines = {json.loads(line)["episode_id"]: line for line in path.read_text().splitlines() if line.strip()}
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(lines[i] + "\n" for i in order if i in lines))
+    os.replace(tmp, path)
+
+
+def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict[str, Any]:
+    """Play the panel with the configured actor and memory; returns the run's summary."""
+    from tqdm import tqdm
+
+    from expbank import envs
+    from expbank.envs.pool import EnvPool
+    from expbank.training import protocol
+    from expbank.training.backends import make_backend
+    from expbank.training.report import write_report
+    from expbank.training.rollout import RolloutJob, RolloutSettings, rollout
+    from expbank.training.runs import fingerprint, prepare_run_dir, write_json
+    from expbank.trajectory import EpisodeWriter, make_episode_id, read_episode_ids
+
+    run_dir = prepare_run_dir(config.run.dir or default_run_dir(config), config)
+    arm = config.arm_name()
+    task_ids = panel_task_ids(config)
+    memory = open_memory(config)
+    policy = config.actor.model
+    jobs = [RolloutJob(make_episode_id(config.env.name, config.env.split, task_id, policy, arm, seed), task_id, seed)
+            for seed in config.panel.seeds for task_id in task_ids]
+    episodes_path, stats_path = run_dir / "episodes.jsonl", run_dir / "episode_stats.jsonl"
+    done = read_episode_ids(episodes_path)
+    todo = [job for job in jobs if job.episode_id not in done]
+
+    env = envs.make(config.env.name, split=config.env.split, data_dir=config.env.data_dir)
+    write_json(run_dir / "fingerprint.json", fingerprint(
+        config, env.env_fingerprint(), memory.manifest_hash() if memory else None, protocol.PROMPT_VERSION,
+        {"panel": {"task_ids": task_ids, "seeds": config.panel.seeds}}))
+    env.close()
+
+    if todo:
+        if backend is None:
+            backend = make_backend(config.actor.backend, config.actor.model, adapter=config.actor.adapter,
+                                   base_url=config.actor.base_url, api_key_env=config.actor.api_key_env)
+        settings = RolloutSettings(
+            env=config.env.name, split=config.env.split, arm=arm, run_id=run_dir.name,
+            spec=protocol.ProtocolSpec(config.memory.mode, config.memory.retrieval, config.memory.reconstruct),
+            history_length=config.prompt.history_length, temperature=config.decoding.temperature,
+            max_new_tokens=config.decoding.max_new_tokens)
+        workers = min(config.run.episodes_in_flight, len(todo))
+        with EnvPool(config.env.name, config.env.split, config.env.data_dir, workers=workers,
+                     max_steps=config.env.max_steps) as pool, EpisodeWriter(episodes_path) as writer, \
+                stats_path.open("a") as stats_file, \
+                tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc=f"eval {arm}", unit="ep",
+                     disable=not progress) as bar:
+            for record in rollout(backend, pool, todo, settings, memory):
+                counters = record.pop("_stats")
+                writer.write(record)
+                stats_file.write(json.dumps({"episode_id": record["episode_id"], "arm": arm, **counters}) + "\n")
+                stats_file.flush()
+                bar.update()
+    order = [job.episode_id for job in jobs]
+    _rewrite_in_order(episodes_path, order)
+    if stats_path.exists():
+        _rewrite_in_order(stats_path, order)
+    return write_report(run_dir)
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """One line with the numbers a user looks for first."""
+    parts = []
+    for name, arm in summary["arms"].items():
+        text = f"{name}: success {arm['success']:.1f}% (n={arm['n']}"
+        text += f", {arm['errors']} errors)" if arm.get("errors") else ")"
+        if arm.get("score") is not None:
+            text += f", score {arm['score']:.1f}"
+        if arm.get("macro") is not None:
+            text += f", macro {arm['macro']:.1f}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config, args.overrides)
+    summary = evaluate(config, progress=not args.no_progress)
+    run_dir = config.run.dir or default_run_dir(config)
+    print(f"{headline(summary)}\nrun directory: {run_dir} (report.md, summary.json)")
+    return 0

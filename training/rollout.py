@@ -1,0 +1,198 @@
+"""Multi-turn rollouts of a chat policy over the env pool, generation batched across episodes.
+
+One loop, read top to bottom:
+
+1. keep every pool worker busy with an episode (reset to its task id);
+2. for each live episode build the step's messages (protocol of DESIGN.md §5, with retrieved experience);
+3. generate all replies in one batched call (agentic retrieval: a first call stops at ``</retrieve>``, the
+   query is answered from the bank, and a second call writes critique → action);
+4. parse each reply, map it to an action, step all environments at once;
+5. finished episodes become DESIGN.md §3 records (full model text, entry ids shown, reconstruction).
+
+An environment or backend failure ends only the affected episodes, which are recorded with ``error``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from expbank.envs.pool import EnvPool, WorkerError
+from expbank.training import protocol
+from expbank.training.memory import Memory
+
+
+@dataclass(frozen=True)
+class RolloutJob:
+    """One episode to play: its id (DESIGN.md §3), task id and seed."""
+
+    episode_id: str
+    task_id: str
+    seed: int
+
+
+@dataclass
+class RolloutSettings:
+    env: str
+    spec: protocol.ProtocolSpec
+    history_length: int = 3
+    temperature: float = 0.0
+    max_new_tokens: int = 128
+    arm: str = "none"
+    run_id: str = "eval"
+    split: str = "valid_unseen"
+
+
+@dataclass
+class _Live:
+    """An episode in flight in one pool slot."""
+
+    job: RolloutJob
+    observation: str
+    info: dict[str, Any]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    history: list[tuple[str, str]] = field(default_factory=list)
+    turns_ok: list[bool] = field(default_factory=list)
+    source_similarities: list[float] = field(default_factory=list)
+    stats: dict[str, float] = field(default_factory=lambda: {"retrieval_turns": 0, "none_reconstructions": 0,
+                                                             "reconstruct_turns": 0, "format_violations": 0})
+
+
+def _experience(memory: Memory | None, live: _Live, query: str | None = None) -> tuple[str | None, list[str]]:
+    """The ``<experience>`` block for this step and the ids of the entries it shows."""
+    if memory is None:
+        return None, []
+    from expbank.retrieval import format_experience
+
+    entries = memory.retrieve(task=live.info["task"], observation=live.observation, query=query,
+                              exclude_task_ids=(live.job.task_id,))
+    live.source_similarities += memory.source_similarities(live.observation, entries)
+    return (format_experience(entries) if entries else "<experience>\n(no matching experience)\n</experience>",
+            [entry.id for entry in entries])
+
+
+def _messages(settings: RolloutSettings, live: _Live, experience: str | None) -> list[dict]:
+    spec = settings.spec
+    inline = experience if spec.uses_memory and not spec.agentic else None
+    user = protocol.step_message(live.info["task"], live.history[-settings.history_length:] if
+                                 settings.history_length else [], live.observation,
+                                 live.info["admissible_actions"], inline)
+    return [{"role": "system", "content": protocol.system_prompt(settings.env, spec)},
+            {"role": "user", "content": user}]
+
+
+def _generate(backend, conversations: list[list[dict]], settings: RolloutSettings, stop: list[str],
+              seed: int) -> list[str] | Exception:
+    try:
+        return backend.generate(conversations, temperature=settings.temperature,
+                                max_new_tokens=settings.max_new_tokens, stop=stop, seed=seed)
+    except Exception as err:  # recorded on every episode of the batch; the run goes on
+        return err
+
+
+def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, lives: dict[int, _Live],
+                  turn_seed: int) -> dict[int, tuple[str, list[str]] | str]:
+    """Each live slot's full model text and the entry ids it was shown (or an error message)."""
+    spec = settings.spec
+    slots = list(lives)
+    if spec.agentic:
+        first = [_messages(settings, lives[s], None) for s in slots]
+        replies = _generate(backend, first, settings, ["</retrieve>"], turn_seed)
+        if isinstance(replies, Exception):
+            return {s: f"backend error: {replies}" for s in slots}
+        conversations, shown = [], {}
+        for slot, conversation, reply in zip(slots, first, replies, strict=True):
+            query = protocol.parse_output(reply, spec.first_stage_tags()).blocks.get("retrieve") or None
+            experience, ids = _experience(memory, lives[slot], query or None)
+            shown[slot] = (reply, ids)
+            conversations.append(conversation + [{"role": "assistant", "content": reply},
+                                                 {"role": "user", "content": experience}])
+        second = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed + 1)
+        if isinstance(second, Exception):
+            return {s: f"backend error: {second}" for s in slots}
+        return {s: (shown[s][0] + text, shown[s][1]) for s, text in zip(slots, second, strict=True)}
+    conversations, shown = [], {}
+    for slot in slots:
+        experience, ids = _experience(memory, lives[slot]) if spec.uses_memory else (None, [])
+        shown[slot] = ids
+        conversations.append(_messages(settings, lives[slot], experience))
+    replies = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed)
+    if isinstance(replies, Exception):
+        return {s: f"backend error: {replies}" for s in slots}
+    return {s: (text, shown[s]) for s, text in zip(slots, replies, strict=True)}
+
+
+def _record(settings: RolloutSettings, live: _Live, policy: str, error: str | None) -> dict[str, Any]:
+    info = live.info
+    won = bool(info.get("won")) and error is None
+    return {
+        "episode_id": live.job.episode_id, "run_id": settings.run_id, "arm": settings.arm, "env": settings.env,
+        "split": settings.split, "task_id": live.job.task_id, "task_type": info.get("task_type", ""),
+        "task": info.get("task", ""), "policy": policy, "seed": live.job.seed, "steps": live.steps,
+        "success": won, "score": float(info.get("score", 0.0)) if error is None else 0.0,
+        "num_steps": len(live.steps), "num_invalid": sum(s["invalid"] for s in live.steps), "error": error,
+        "_stats": {**live.stats, "turns": len(live.turns_ok), "format_score": protocol.format_score(live.turns_ok),
+                   "source_similarities": live.source_similarities},
+    }
+
+
+def rollout(backend, pool: EnvPool, jobs: Iterable[RolloutJob], settings: RolloutSettings,
+            memory: Memory | None = None) -> Iterator[dict[str, Any]]:
+    """Play ``jobs`` with ``backend``; yield one record per episode (plus a private ``_stats`` dict)."""
+    pending = list(jobs)[::-1]
+    lives: dict[int, _Live] = {}
+    turn = 0
+    while pending or lives:
+        free = [slot for slot in range(pool.size) if slot not in lives][: len(pending)]
+        starts = {slot: pending.pop() for slot in free}
+        for slot, reply in pool.reset({s: (j.task_id, j.seed) for s, j in starts.items()}).items():
+            if isinstance(reply, WorkerError):
+                yield _record(settings, _Live(starts[slot], "", {}), backend.name, reply.message)
+                continue
+            lives[slot] = _Live(starts[slot], *reply)
+        if not lives:
+            continue
+        outputs = _policy_turns(backend, memory, settings, lives, seed_for(lives, turn))
+        turn += 1
+        actions: dict[int, str] = {}
+        for slot, output in outputs.items():
+            live = lives[slot]
+            if isinstance(output, str):  # backend error: the episode ends with it
+                yield _record(settings, live, backend.name, output)
+                del lives[slot]
+                continue
+            text, shown = output
+            parsed = protocol.parse_output(text, settings.spec.tags())
+            choice = protocol.choose_action(text, parsed, live.info["admissible_actions"])
+            live.turns_ok.append(choice.format_ok)
+            live.stats["retrieval_turns"] += bool(shown)
+            live.stats["format_violations"] += not choice.format_ok
+            if "reconstruct" in parsed.blocks:
+                live.stats["reconstruct_turns"] += 1
+                live.stats["none_reconstructions"] += parsed.reconstruction is None
+            live.steps.append({"t": live.info["step"], "observation": live.observation,
+                               "admissible_actions": live.info["admissible_actions"], "output": text,
+                               "action": choice.action, "retrieved": shown,
+                               "reconstruction": parsed.reconstruction})
+            actions[slot] = choice.action
+        for slot, reply in pool.step(actions).items():
+            live = lives[slot]
+            if isinstance(reply, WorkerError):
+                live.steps[-1].update(reward=0.0, invalid=False)
+                yield _record(settings, live, backend.name, reply.message)
+                del lives[slot]
+                continue
+            observation, reward, terminated, truncated, info = reply
+            live.steps[-1].update(reward=float(reward), invalid=bool(info["invalid"]))
+            live.history.append((live.observation, actions[slot]))
+            live.observation, live.info = observation, info
+            if terminated or truncated:
+                yield _record(settings, live, backend.name, None)
+                del lives[slot]
+
+
+def seed_for(lives: dict[int, _Live], turn: int) -> int:
+    """A sampling seed fixed by the episodes in the batch and the turn, so reruns sample the same."""
+    return (sum(zlib.crc32(live.job.episode_id.encode()) for live in lives.values()) + 7919 * turn) % (2**31)

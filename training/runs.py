@@ -1,0 +1,94 @@
+"""Run directories (DESIGN.md §7): the resolved config, a fingerprint, and safe resumption.
+
+A run directory is tied to its config: re-running with the same config resumes it; a different config is
+refused rather than mixed into the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from expbank.config import Config, dump_config
+from expbank.errors import UserError
+
+PACKAGES = ("expbank", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "faiss-cpu",
+            "sentence-transformers", "alfworld", "textworld", "gymnasium", "bm25s", "openai", "vllm")
+
+
+def git_commit() -> str:
+    """The commit of the expbank source tree (with ``-dirty`` when it has changes), or ``unknown``."""
+    source = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return commit + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def fingerprint(config: Config, env_fingerprint: dict[str, Any], bank_hash: str | None,
+                prompt_version: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a number printed from this run depends on, besides the config and seeds."""
+    return {
+        "git_commit": git_commit(),
+        "packages": package_versions(),
+        "env": env_fingerprint,
+        "bank_manifest_hash": bank_hash,
+        "prompt_template": prompt_version,
+        "decoding": config.decoding.model_dump(),
+        **(extra or {}),
+    }
+
+
+def prepare_run_dir(run_dir: str | Path, config: Config) -> Path:
+    """Create ``run_dir`` with ``config.yaml``; an existing directory must hold the same config."""
+    run_dir = Path(run_dir)
+    path = run_dir / "config.yaml"
+    resolved = config.model_dump(mode="json")
+    if path.exists():
+        existing = yaml.safe_load(path.read_text())
+        if existing != resolved:
+            changed = sorted(_diff_keys(existing or {}, resolved))
+            raise UserError(f"{run_dir} holds a run with a different config ({', '.join(changed[:5])}); "
+                            "resume with the same config or choose another run.dir")
+        return run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    dump_config(config, path)
+    return run_dir
+
+
+def _diff_keys(a: dict, b: dict, prefix: str = "") -> set[str]:
+    keys = set()
+    for key in set(a) | set(b):
+        va, vb = a.get(key), b.get(key)
+        if isinstance(va, dict) and isinstance(vb, dict):
+            keys |= _diff_keys(va, vb, f"{prefix}{key}.")
+        elif va != vb:
+            keys.add(f"{prefix}{key}")
+    return keys
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON atomically (a crash leaves the old file or the new one, never half of either)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
