@@ -81,6 +81,13 @@ class RunConfig(Section):
     episodes_in_flight: int = Field(4, ge=1)  # env workers; generation is batched across them
 
 
+class AblateConfig(Section):
+    # a list of arms, each a mapping of dotted overrides, e.g. [{memory.mode: none}, {memory.mode: bank}]
+    arms: list[dict[str, Any]] | None = None
+    # or a grid: dotted key -> values; every combination becomes an arm
+    grid: dict[str, list[Any]] | None = None
+
+
 class Config(Section):
     env: EnvConfig = Field(default_factory=EnvConfig)
     panel: PanelConfig = Field(default_factory=PanelConfig)
@@ -92,6 +99,7 @@ class Config(Section):
     select: SelectConfig = Field(default_factory=SelectConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
     run: RunConfig = Field(default_factory=RunConfig)
+    ablate: AblateConfig = Field(default_factory=AblateConfig)
 
 
     @model_validator(mode="after")
@@ -144,7 +152,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key.strip(), yaml.safe_load(raw) if raw.strip() else None
 
 
-def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
+def set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
     node = tree
     parts = key.split(".")
     for part in parts[:-1]:
@@ -179,7 +187,12 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), model
             raise ConfigError(f"{path}: top level must be a mapping of sections")
     for text in overrides:
         key, value = parse_override(text)
-        _set_dotted(tree, key, value)
+        set_dotted(tree, key, value)
+    return config_from_tree(tree, source, model)
+
+
+def config_from_tree(tree: dict[str, Any], source: str = "<config>", model: type[Config] = Config) -> Config:
+    """Validate a nested mapping as a config; errors name the key and suggest the closest valid one."""
     try:
         return model.model_validate(tree)
     except ValidationError as err:

@@ -89,9 +89,13 @@ def parse_output(text: str, expected: tuple[str, ...]) -> ParsedOutput:
             parsed.violations.append(f"repeated <{name}>")
             continue
         parsed.blocks[name] = content
-    closed = len(found)
-    if len(_OPEN.findall(text)) > closed:
+    if len(_OPEN.findall(text)) > len(found):
         parsed.violations.append("unclosed tag")
+        tail = text.rsplit("<action>", 1)
+        if "action" not in parsed.blocks and len(tail) == 2 and "</action>" not in tail[1]:
+            # a reply cut off (token limit) right after its action still names the action
+            parsed.blocks["action"] = tail[1].strip().splitlines()[0].strip() if tail[1].strip() else ""
+            names.append("action")
     for name in expected:
         if name not in parsed.blocks:
             parsed.violations.append(f"missing <{name}>")
@@ -203,10 +207,29 @@ TAG_HELP = {
 }
 
 
+EXAMPLES = {
+    "alfworld": {
+        "observe": "I am in the middle of the room; an apple is often on a countertop.",
+        "retrieve": "find an apple in a kitchen",
+        "critique": "[1] applies: it is about finding food on countertops. [2] is about a lamp: not relevant.",
+        "reconstruct": "Check countertop 1 first, then the fridge.",
+        "action": "go to countertop 1",
+    },
+    "webshop": {
+        "observe": "I am on the search page; the instruction asks for red running shoes under 50 dollars.",
+        "retrieve": "search query wording for shoes with a colour option",
+        "critique": "[1] applies: it searched with the product noun and colour. [2] is about tea: not relevant.",
+        "reconstruct": "Search with the product noun and colour, then click the matching item.",
+        "action": "search[red running shoes]",
+    },
+}
+
+
 def system_prompt(env: str, spec: ProtocolSpec) -> str:
-    """The system message: the environment's rules and the answer grammar for this protocol."""
+    """The system message: the environment's rules, the answer grammar and a one-turn example."""
     lines = [ENV_INSTRUCTIONS[env], "", "Answer with these tagged blocks, in this order:"]
     lines += [TAG_HELP[tag] for tag in spec.tags()]
+    lines += ["", "Example answer:", "".join(f"<{t}>{EXAMPLES[env][t]}</{t}>" for t in spec.tags())]
     if spec.uses_memory:
         source = "trajectory excerpts from past episodes" if spec.memory == "raw" else "distilled experience"
         lines += ["", f"An <experience> block may give {source}. It can be wrong or irrelevant: judge it."]
