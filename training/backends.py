@@ -64,7 +64,7 @@ class HFBackend:
         """Generate one reply per conversation in batches; stop strings end a reply early."""
         import torch
 
-        stop = list(stop or [ACTION_STOP])
+        stop = [ACTION_STOP] if stop is None else list(stop)
         results: list[Generation] = []
         if seed is not None:
             torch.manual_seed(seed)
@@ -76,7 +76,7 @@ class HFBackend:
             sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
             with torch.no_grad():
                 out = self.model.generate(
-                    **encoded, max_new_tokens=max_new_tokens, stop_strings=stop, tokenizer=self.tokenizer,
+                    **encoded, max_new_tokens=max_new_tokens, stop_strings=stop or None, tokenizer=self.tokenizer,
                     pad_token_id=self.tokenizer.pad_token_id, output_scores=True, return_dict_in_generate=True,
                     top_k=None, top_p=None, **sampling,
                 )
@@ -121,7 +121,8 @@ class VLLMBackend:
         from vllm import SamplingParams
 
         params = SamplingParams(temperature=temperature, max_tokens=max_new_tokens, seed=seed,
-                                stop=list(stop or [ACTION_STOP]), include_stop_str_in_output=True)
+                                stop=[ACTION_STOP] if stop is None else list(stop),
+                                include_stop_str_in_output=True)
         lora = None
         if self._adapter:
             from vllm.lora.request import LoRARequest
