@@ -62,8 +62,37 @@ class DecodingConfig(Section):
 
 class RewardConfig(Section):
     outcome_scale: float = 10.0
-    format_weight: float = 1.0
+    format_weight: float = 0.1
     invalid_penalty: float = 0.1
+    # WebShop's outcome: the purchase score, or 1 iff the score is 1
+    webshop_outcome: Literal["score", "success"] = "score"
+
+
+class TrainConfig(Section):
+    """GRPO settings (DESIGN.md §6); the defaults are a CPU-sized run."""
+
+    steps: int = Field(10, ge=1)
+    split: str = "train"
+    tasks_per_step: int = Field(2, ge=1)
+    group_size: int = Field(4, ge=2)
+    learning_rate: float = Field(1e-5, gt=0)
+    beta: float = Field(0.0, ge=0)  # KL to the reference (k3); 0 loads no reference
+    epsilon: float = Field(0.2, gt=0)
+    epsilon_high: float | None = None  # asymmetric upper clip (DAPO's clip-higher); None = epsilon
+    loss_aggregation: Literal["token_mean", "sequence_mean", "dr_grpo"] = "token_mean"
+    scale_rewards: bool = True  # divide group-centred rewards by the group's std
+    drop_zero_variance: bool = True  # groups whose episodes all scored the same carry no signal
+    mu: int = Field(1, ge=1)  # optimisation passes over each batch (importance ratios after the first)
+    micro_batch_size: int = Field(8, ge=1)
+    max_grad_norm: float = 1.0
+    max_length: int = Field(2048, ge=16)
+    lora: bool = True
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+    lora_target_modules: list[str] = Field(default_factory=lambda: [
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    checkpoint_every: int = Field(1, ge=1)
 
 
 class SelectConfig(Section):
@@ -88,6 +117,18 @@ class AblateConfig(Section):
     grid: dict[str, list[Any]] | None = None
 
 
+class SFTConfig(Section):
+    """Supervised cold start on expert trajectories (DESIGN.md §5 layout, template targets)."""
+
+    trajectories: list[str] = Field(default_factory=list)
+    split: str = "train"  # the split the trajectories come from (retrieval refuses banks made from it)
+    epochs: float = Field(1.0, gt=0)
+    learning_rate: float = Field(2e-4, gt=0)
+    batch_size: int = Field(8, ge=1)
+    max_length: int = Field(2048, ge=16)
+    lora: bool = True
+
+
 class Config(Section):
     env: EnvConfig = Field(default_factory=EnvConfig)
     panel: PanelConfig = Field(default_factory=PanelConfig)
@@ -100,6 +141,8 @@ class Config(Section):
     report: ReportConfig = Field(default_factory=ReportConfig)
     run: RunConfig = Field(default_factory=RunConfig)
     ablate: AblateConfig = Field(default_factory=AblateConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    sft: SFTConfig = Field(default_factory=SFTConfig)
 
 
     @model_validator(mode="after")

@@ -52,6 +52,14 @@ class HFBackend:
         self.batch_size = batch_size
         self.usage = UsageCounter()
 
+    @classmethod
+    def wrap(cls, model, tokenizer, name: str, batch_size: int = 8) -> HFBackend:
+        """A backend over a model already in memory (the policy being trained)."""
+        backend = cls.__new__(cls)
+        backend.name, backend.model, backend.tokenizer = name, model, tokenizer
+        backend.batch_size, backend.usage = batch_size, UsageCounter()
+        return backend
+
     def render(self, conversation: list[dict], continue_final: bool = False) -> str:
         """The chat-template text the model sees (generation prompt appended)."""
         return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)

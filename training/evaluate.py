@@ -113,6 +113,7 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
                      disable=not progress) as bar:
             for record in rollout(backend, pool, todo, settings, memory):
                 counters = record.pop("_stats")
+                record.pop("_conversations")
                 writer.write(record)
                 stats_file.write(json.dumps({"episode_id": record["episode_id"], "arm": arm, **counters}) + "\n")
                 stats_file.flush()

@@ -56,6 +56,7 @@ class _Live:
     history: list[tuple[str, str]] = field(default_factory=list)
     turns_ok: list[bool] = field(default_factory=list)
     source_similarities: list[float] = field(default_factory=list)
+    conversations: list[list[dict]] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=lambda: {"retrieval_turns": 0, "none_reconstructions": 0,
                                                              "reconstruct_turns": 0, "format_violations": 0})
 
@@ -93,8 +94,9 @@ def _generate(backend, conversations: list[list[dict]], settings: RolloutSetting
 
 
 def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, lives: dict[int, _Live],
-                  turn_seed: int) -> dict[int, tuple[str, list[str]] | str]:
-    """Each live slot's full model text and the entry ids it was shown (or an error message)."""
+                  turn_seed: int) -> dict[int, tuple[str, list[str], list[dict]] | str]:
+    """Per live slot: the full model text, the entry ids shown and the whole conversation of the turn
+    (the messages the policy saw plus its replies, which training rows are built from), or an error."""
     spec = settings.spec
     slots = list(lives)
     if spec.agentic:
@@ -112,7 +114,8 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
         second = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed + 1)
         if isinstance(second, Exception):
             return {s: f"backend error: {second}" for s in slots}
-        return {s: (shown[s][0] + text, shown[s][1]) for s, text in zip(slots, second, strict=True)}
+        return {s: (shown[s][0] + text, shown[s][1], conversation + [{"role": "assistant", "content": text}])
+                for s, text, conversation in zip(slots, second, conversations, strict=True)}
     conversations, shown = [], {}
     for slot in slots:
         experience, ids = _experience(memory, lives[slot]) if spec.uses_memory else (None, [])
@@ -121,7 +124,8 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
     replies = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed)
     if isinstance(replies, Exception):
         return {s: f"backend error: {replies}" for s in slots}
-    return {s: (text, shown[s]) for s, text in zip(slots, replies, strict=True)}
+    return {s: (text, shown[s], conversation + [{"role": "assistant", "content": text}])
+            for s, text, conversation in zip(slots, replies, conversations, strict=True)}
 
 
 def _record(settings: RolloutSettings, live: _Live, policy: str, error: str | None) -> dict[str, Any]:
@@ -135,12 +139,17 @@ def _record(settings: RolloutSettings, live: _Live, policy: str, error: str | No
         "num_steps": len(live.steps), "num_invalid": sum(s["invalid"] for s in live.steps), "error": error,
         "_stats": {**live.stats, "turns": len(live.turns_ok), "format_score": protocol.format_score(live.turns_ok),
                    "source_similarities": live.source_similarities},
+        "_conversations": live.conversations,
     }
 
 
 def rollout(backend, pool: EnvPool, jobs: Iterable[RolloutJob], settings: RolloutSettings,
             memory: Memory | None = None) -> Iterator[dict[str, Any]]:
-    """Play ``jobs`` with ``backend``; yield one record per episode (plus a private ``_stats`` dict)."""
+    """Play ``jobs`` with ``backend``; yield one record per episode.
+
+    Besides the DESIGN.md §3 fields a record carries ``_stats`` (turn counters for diagnostics) and
+    ``_conversations`` (each policy turn's messages and replies, for training rows); callers pop both.
+    """
     pending = list(jobs)[::-1]
     lives: dict[int, _Live] = {}
     turn = 0
@@ -163,7 +172,8 @@ def rollout(backend, pool: EnvPool, jobs: Iterable[RolloutJob], settings: Rollou
                 yield _record(settings, live, backend.name, output)
                 del lives[slot]
                 continue
-            text, shown = output
+            text, shown, conversation = output
+            live.conversations.append(conversation)
             parsed = protocol.parse_output(text, settings.spec.tags())
             choice = protocol.choose_action(text, parsed, live.info["admissible_actions"])
             live.turns_ok.append(choice.format_ok)

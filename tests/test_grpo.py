@@ -1,0 +1,147 @@
+"""GRPO core: masking, advantages, loss variants (hand-computed), and SFT/GRPO sharing one row builder."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from expbank.config import RewardConfig, TrainConfig
+from expbank.training.grpo import (
+    batch_normaliser,
+    episode_reward,
+    group_advantages,
+    policy_loss,
+)
+from expbank.training.rows import tokenize_conversation
+
+AGENTIC_TURN = [
+    {"role": "system", "content": "You are an agent."},
+    {"role": "user", "content": "Task: put a apple in fridge.\n\nCurrent observation:\nYou arrive at countertop 1."},
+    {"role": "assistant", "content": "<observe>an apple is here</observe><retrieve>apple fridge</retrieve>"},
+    {"role": "user", "content": "<experience>\n[1] situation: holding food | guidance: open the fridge\n</experience>"},
+    {"role": "assistant", "content": "<critique>[1] applies</critique><reconstruct>open fridge 1 first"
+                                     "</reconstruct><action>take apple 1 from countertop 1</action>"},
+]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from expbank.training.models import load_model
+
+    return load_model("tiny-random")
+
+
+def test_only_policy_tokens_get_gradient(tiny):
+    """Inserted tokens (system, observation, experience) get zero gradient; every policy stage gets some."""
+    ids, mask = tokenize_conversation(tiny.tokenizer, AGENTIC_TURN)
+    input_ids = torch.tensor([ids])
+    logits = tiny.model(input_ids=input_ids).logits.float()
+    logits.retain_grad()
+    logp = torch.gather(logits[:, :-1].log_softmax(-1), 2, input_ids[:, 1:, None]).squeeze(-1)
+    loss, _ = policy_loss(logp, logp.detach(), torch.tensor([1.0]), torch.tensor([mask[1:]]), TrainConfig(),
+                          normaliser=float(sum(mask)))
+    loss.backward()
+    grad_per_target = logits.grad[0, :-1].abs().sum(-1)  # position t predicts token t + 1
+    has_grad = (grad_per_target > 0).tolist()
+    assert has_grad == [bool(m) for m in mask[1:]]
+    decoded = {tag: False for tag in ("observe", "retrieve", "critique", "reconstruct", "action")}
+    trained_text = tiny.tokenizer.decode([t for t, m in zip(ids, mask) if m])
+    for tag in decoded:
+        decoded[tag] = f"<{tag}>" in trained_text
+    assert all(decoded.values()), decoded
+    masked_text = tiny.tokenizer.decode([t for t, m in zip(ids, mask) if not m])
+    assert "<experience>" in masked_text and "You arrive at countertop 1." in masked_text
+    assert "<experience>" not in trained_text and "countertop 1." not in trained_text.split("<action>")[0]
+
+
+def test_sft_records_and_grpo_rows_share_the_protocol_and_row_builder(tiny):
+    """An SFT record tokenises through the same function, and its target parses cleanly under §5."""
+    from expbank.training import protocol, sft
+
+    spec = protocol.ProtocolSpec("bank", "agentic", True)
+    blocks = sft.target_blocks(spec, "put a apple in fridge.", "You arrive at countertop 1.", "pick_and_place_simple",
+                               "take apple 1 from countertop 1", [])
+    first = sft._render(blocks, spec.first_stage_tags())
+    second = sft._render(blocks, spec.second_stage_tags())
+    assert not protocol.parse_output(first + second, spec.tags()).violations
+    assert blocks["reconstruct"] == "NONE"
+    ids, mask = tokenize_conversation(tiny.tokenizer, AGENTIC_TURN)
+    assert len(ids) == len(mask) and 0 < sum(mask) < len(mask)
+
+
+def test_group_advantages_by_hand():
+    rewards = [10.0, 0.0, 0.0, 2.0]
+    mean = 3.0
+    std = math.sqrt(((7**2) + 9 + 9 + 1) / 4)
+    scaled = group_advantages(rewards, scale=True)
+    assert scaled == pytest.approx([(r - mean) / (std + 1e-4) for r in rewards])
+    assert group_advantages(rewards, scale=False) == pytest.approx([7.0, -3.0, -3.0, -1.0])
+    assert group_advantages([1.0, 1.0], scale=True) == [0.0, 0.0]
+
+
+def test_episode_reward_by_hand():
+    record = {"env": "webshop", "score": 0.5, "success": False, "num_invalid": 2, "_stats": {"format_score": 0.75}}
+    reward = RewardConfig(outcome_scale=10, format_weight=0.1, invalid_penalty=0.1)
+    assert episode_reward(record, reward) == pytest.approx(10 * 0.5 + 0.1 * 0.75 - 0.2)
+    assert episode_reward(record, reward.model_copy(update={"webshop_outcome": "success"})) == \
+        pytest.approx(0.075 - 0.2)
+    alf = {**record, "env": "alfworld", "success": True}
+    assert episode_reward(alf, reward) == pytest.approx(10 + 0.075 - 0.2)
+
+
+# A fixed batch: 2 rows, 3 target positions each; row 0 has 2 loss tokens, row 1 has 3.
+LOGP = torch.log(torch.tensor([[0.5, 0.25, 0.9], [0.4, 0.2, 0.1]]))
+OLD = torch.log(torch.tensor([[0.4, 0.25, 0.5], [0.5, 0.2, 0.2]]))
+REF = torch.log(torch.tensor([[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]))
+MASK = torch.tensor([[1, 1, 0], [1, 1, 1]])
+ADV = torch.tensor([1.0, -0.5])
+
+
+def _hand(eps_low=0.2, eps_high=0.2, beta=0.0):
+    """Per-token losses computed with plain floats."""
+    out = []
+    for r in range(2):
+        row = []
+        for t in range(3):
+            p, o, ref = math.exp(LOGP[r, t]), math.exp(OLD[r, t]), math.exp(REF[r, t])
+            ratio = p / o
+            a = float(ADV[r])
+            clipped = min(max(ratio, 1 - eps_low), 1 + eps_high)
+            value = -min(ratio * a, clipped * a)
+            kl = ref / p - math.log(ref / p) - 1
+            row.append(value + beta * kl)
+        out.append(row)
+    return out
+
+
+@pytest.mark.parametrize("aggregation", ["token_mean", "sequence_mean", "dr_grpo"])
+@pytest.mark.parametrize(("epsilon_high", "beta"), [(None, 0.0), (0.28, 0.0), (None, 0.04)])
+def test_loss_variants_by_hand(aggregation, epsilon_high, beta):
+    cfg = TrainConfig(loss_aggregation=aggregation, epsilon=0.2, epsilon_high=epsilon_high, beta=beta)
+    per_token = _hand(0.2, epsilon_high or 0.2, beta)
+    masked = [[v if MASK[r, t] else 0.0 for t, v in enumerate(row)] for r, row in enumerate(per_token)]
+    max_new_tokens = 4
+    normaliser = batch_normaliser(MASK.tolist(), cfg, max_new_tokens)
+    if aggregation == "token_mean":
+        expected = sum(map(sum, masked)) / 5
+        assert normaliser == 5
+    elif aggregation == "sequence_mean":
+        expected = (sum(masked[0]) / 2 + sum(masked[1]) / 3) / 2
+        assert normaliser == 2
+    else:
+        expected = sum(map(sum, masked)) / (2 * max_new_tokens)
+        assert normaliser == 8
+    loss, info = policy_loss(LOGP, OLD, ADV, MASK, cfg, normaliser, REF if beta else None)
+    assert float(loss) == pytest.approx(expected, rel=1e-5)
+    assert 0.0 <= info["clip_fraction"] <= 1.0
+    if beta:
+        assert info["kl"] > 0
+
+
+def test_micro_batches_add_up_to_the_whole_batch():
+    cfg = TrainConfig(loss_aggregation="token_mean")
+    whole, _ = policy_loss(LOGP, OLD, ADV, MASK, cfg, 5.0)
+    parts = [policy_loss(LOGP[i:i + 1], OLD[i:i + 1], ADV[i:i + 1], MASK[i:i + 1], cfg, 5.0)[0] for i in range(2)]
+    assert float(sum(parts)) == pytest.approx(float(whole))

@@ -1,0 +1,356 @@
+"""Multi-turn GRPO (DESIGN.md §6), written to be read top to bottom like a CleanRL script.
+
+Each step:
+
+1. sample ``tasks_per_step`` tasks from the training split and play ``group_size`` episodes of each from
+   the same initial state with the current policy (the same rollout code as ``expbank eval``);
+2. score each episode: ``outcome_scale`` × outcome + ``format_weight`` × format score
+   − ``invalid_penalty`` × invalid actions; normalise within its group to get the advantage;
+3. turn every policy turn into a row (prompt = the messages it saw, completion = what it wrote; only
+   policy-written tokens carry loss, so observe, retrieve, critique, reconstruct and action are all trained)
+   with its episode's advantage;
+4. take ``mu`` optimisation passes with the clipped importance-ratio objective (and an optional k3 KL to the
+   reference: with LoRA, the base model with adapters disabled);
+5. log metrics and checkpoint (trainable weights, optimizer, RNG states, step) for ``--resume``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from expbank.config import Config, RewardConfig, TrainConfig
+
+
+# ------------------------------------------------------------------------------------------ rewards
+def episode_reward(record: dict[str, Any], reward: RewardConfig) -> float:
+    """DESIGN.md §6 reward of one episode (an errored episode gets no outcome credit)."""
+    if record["env"] == "webshop" and reward.webshop_outcome == "score":
+        outcome = record["score"]
+    else:
+        outcome = float(record["success"])
+    format_score = record["_stats"]["format_score"]
+    return reward.outcome_scale * outcome + reward.format_weight * format_score - \
+        reward.invalid_penalty * record["num_invalid"]
+
+
+def group_advantages(rewards: list[float], scale: bool, eps: float = 1e-4) -> list[float]:
+    """Rewards centred on their group's mean (and divided by its std when ``scale``)."""
+    values = torch.tensor(rewards, dtype=torch.float64)
+    centred = values - values.mean()
+    if scale:
+        centred = centred / (values.std(unbiased=False) + eps)
+    return centred.tolist()
+
+
+# ------------------------------------------------------------------------------------------- loss
+def token_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """log p(token_t | tokens_<t) for t = 1..T-1 (shape [batch, T-1])."""
+    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1].float()
+    return torch.gather(logits.log_softmax(-1), 2, input_ids[:, 1:, None]).squeeze(-1)
+
+
+def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor,
+                cfg: TrainConfig, normaliser: float, ref_logp: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, dict[str, float]]:
+    """Clipped GRPO objective over a micro-batch, aggregated as ``cfg.loss_aggregation`` says.
+
+    ``mask`` marks loss tokens ([batch, T-1]); ``normaliser`` is the batch-wide denominator (total loss
+    tokens for ``token_mean``, rows for ``sequence_mean``, rows × max completion tokens for ``dr_grpo``), so
+    micro-batches add up to the loss of the whole batch.
+    """
+    ratio = torch.exp(logp - old_logp)
+    high = cfg.epsilon if cfg.epsilon_high is None else cfg.epsilon_high
+    adv = advantages[:, None]
+    per_token = -torch.min(ratio * adv, ratio.clamp(1 - cfg.epsilon, 1 + high) * adv)
+    kl = torch.zeros_like(per_token)
+    if ref_logp is not None and cfg.beta > 0:
+        delta = ref_logp - logp
+        kl = torch.exp(delta) - delta - 1  # k3 estimator, >= 0
+        per_token = per_token + cfg.beta * kl
+    mask = mask.to(per_token.dtype)
+    if cfg.loss_aggregation == "sequence_mean":
+        loss = ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).sum() / normaliser
+    else:  # token_mean and dr_grpo differ only in the normaliser
+        loss = (per_token * mask).sum() / normaliser
+    clipped = ((ratio < 1 - cfg.epsilon) | (ratio > 1 + high)).to(per_token.dtype)
+    tokens = mask.sum().clamp(min=1)
+    return loss, {"kl": float((kl * mask).sum() / tokens), "clip_fraction": float((clipped * mask).sum() / tokens)}
+
+
+def batch_normaliser(masks: list[list[int]], cfg: TrainConfig, max_new_tokens: int) -> float:
+    if cfg.loss_aggregation == "token_mean":
+        return float(max(1, sum(sum(m) for m in masks)))
+    if cfg.loss_aggregation == "sequence_mean":
+        return float(max(1, len(masks)))
+    return float(max(1, len(masks)) * max_new_tokens)  # Dr. GRPO: a constant per row
+
+
+def _pad(rows: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[torch.Tensor, ...]:
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, (row_ids, row_mask) in enumerate(rows):
+        ids[i, : len(row_ids)] = torch.tensor(row_ids)
+        attention[i, : len(row_ids)] = 1
+        mask[i, : len(row_mask)] = torch.tensor(row_mask)
+    return ids, attention, mask[:, 1:]
+
+
+# ------------------------------------------------------------------------------------------ policy
+@dataclass
+class Policy:
+    model: Any
+    tokenizer: Any
+    name: str
+    reference: Any = None  # a frozen copy for full fine-tuning with KL; LoRA uses disabled adapters
+
+    def trainable(self) -> dict[str, torch.Tensor]:
+        return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
+
+    def ref_logprobs(self, ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            if self.reference is not None:
+                return token_logprobs(self.reference, ids, attention)
+            with self.model.disable_adapter():
+                return token_logprobs(self.model, ids, attention)
+
+
+def build_policy(config: Config) -> Policy:
+    """The model to train: a base model with new LoRA adapters, an SFT adapter to continue, or full weights."""
+    import copy
+
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    from expbank.training.models import load_model
+
+    loaded = load_model(config.actor.model, device="cpu" if not torch.cuda.is_available() else None,
+                        dtype="float32")
+    model, cfg = loaded.model, config.train
+    if config.actor.adapter:
+        model = PeftModel.from_pretrained(model.get_base_model() if hasattr(model, "get_base_model") else model,
+                                          config.actor.adapter, is_trainable=True)
+    elif cfg.lora:
+        model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
+                                                 lora_dropout=cfg.lora_dropout, task_type="CAUSAL_LM",
+                                                 target_modules=cfg.lora_target_modules))
+    is_peft = hasattr(model, "disable_adapter")
+    reference = None
+    if cfg.beta > 0 and not is_peft:
+        reference = copy.deepcopy(model).eval().requires_grad_(False)
+    return Policy(model, loaded.tokenizer, config.actor.model, reference)
+
+
+# ------------------------------------------------------------------------------------ checkpoints
+def save_checkpoint(run_dir: Path, step: int, policy: Policy, optimizer: torch.optim.Optimizer) -> Path:
+    """Write ``checkpoints/step-N`` atomically: trainable weights, adapter/model, optimizer, RNG states."""
+    final = run_dir / "checkpoints" / f"step-{step:05d}"
+    staging = final.with_name(final.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    torch.save({n: p.detach().cpu() for n, p in policy.trainable().items()}, staging / "trainable.pt")
+    torch.save(optimizer.state_dict(), staging / "optimizer.pt")
+    torch.save({"torch": torch.get_rng_state(), "python": random.getstate()}, staging / "rng.pt")
+    policy.model.save_pretrained(staging / "model")
+    policy.tokenizer.save_pretrained(staging / "model")
+    (staging / "state.json").write_text(json.dumps({"step": step}) + "\n")
+    shutil.rmtree(final, ignore_errors=True)
+    staging.rename(final)
+    return final
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    found = sorted((run_dir / "checkpoints").glob("step-[0-9][0-9][0-9][0-9][0-9]"))
+    return found[-1] if found else None
+
+
+def load_checkpoint(path: Path, policy: Policy, optimizer: torch.optim.Optimizer) -> int:
+    weights = torch.load(path / "trainable.pt")
+    params = policy.trainable()
+    with torch.no_grad():
+        for name, tensor in weights.items():
+            params[name].copy_(tensor)
+    optimizer.load_state_dict(torch.load(path / "optimizer.pt"))
+    rng = torch.load(path / "rng.pt", weights_only=False)
+    torch.set_rng_state(rng["torch"])
+    random.setstate(rng["python"])
+    return json.loads((path / "state.json").read_text())["step"]
+
+
+def _drop_after(run_dir: Path, step: int) -> None:
+    """Forget metrics and episodes of steps after ``step`` (a run killed mid-step replays that step)."""
+    import re
+
+    metrics, episodes = run_dir / "metrics.jsonl", run_dir / "episodes.jsonl"
+    if metrics.exists():
+        kept = [line for line in metrics.read_text().splitlines() if json.loads(line)["step"] <= step]
+        metrics.write_text("".join(line + "\n" for line in kept))
+    if episodes.exists():
+        pattern = re.compile(r"-it(\d+)-g\d+$")
+
+        def keep(line: str) -> bool:
+            if not line.endswith("}"):
+                return False  # torn by the kill
+            return int(pattern.search(json.loads(line)["episode_id"]).group(1)) <= step
+
+        kept = [line for line in episodes.read_text().splitlines() if keep(line)]
+        episodes.write_text("".join(line + "\n" for line in kept))
+
+
+# ---------------------------------------------------------------------------------------- one step
+def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[list[int], list[int], float]],
+           cfg: TrainConfig, max_new_tokens: int) -> dict[str, float]:
+    """``mu`` optimisation passes over the batch; returns loss, KL and clip statistics."""
+    pad_id = policy.tokenizer.pad_token_id
+    chunks = [rows[i: i + cfg.micro_batch_size] for i in range(0, len(rows), cfg.micro_batch_size)]
+    normaliser = batch_normaliser([m for _, m, _ in rows], cfg, max_new_tokens)
+    tensors = []
+    policy.model.eval()
+    with torch.no_grad():  # the sampling policy's log-probs, fixed for all passes
+        for chunk in chunks:
+            ids, attention, mask = _pad([(i, m) for i, m, _ in chunk], pad_id)
+            old = token_logprobs(policy.model, ids, attention)
+            ref = policy.ref_logprobs(ids, attention) if cfg.beta > 0 else None
+            tensors.append((ids, attention, mask, old, ref, torch.tensor([a for _, _, a in chunk])))
+    policy.model.train()
+    stats = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
+    for _ in range(cfg.mu):
+        optimizer.zero_grad()
+        for ids, attention, mask, old, ref, adv in tensors:
+            logp = token_logprobs(policy.model, ids, attention)
+            loss, info = policy_loss(logp, old, adv, mask, cfg, normaliser, ref)
+            loss.backward()
+            share = len(ids) / len(rows)
+            stats["loss"] += float(loss) / cfg.mu
+            stats["kl"] += info["kl"] * share / cfg.mu
+            stats["clip_fraction"] += info["clip_fraction"] * share / cfg.mu
+        torch.nn.utils.clip_grad_norm_(list(policy.trainable().values()), cfg.max_grad_norm)
+        optimizer.step()
+    policy.model.eval()
+    return stats
+
+
+def train(config: Config, resume: bool = False, progress: bool = True, stop_after: int | None = None) -> Path:
+    """Run GRPO as configured; returns the run directory. ``stop_after`` ends early after that step."""
+    from tqdm import tqdm
+
+    from expbank import envs
+    from expbank.envs.pool import EnvPool
+    from expbank.training import protocol
+    from expbank.training.backends import HFBackend
+    from expbank.training.evaluate import open_memory
+    from expbank.training.rollout import RolloutJob, RolloutSettings, rollout
+    from expbank.training.rows import tokenize_conversation
+    from expbank.training.runs import fingerprint, prepare_run_dir, write_json
+    from expbank.trajectory import EpisodeWriter, make_episode_id
+
+    cfg = config.train
+    run_dir = prepare_run_dir(config.run.dir or f"runs/train-{config.env.name}", config)
+    torch.manual_seed(config.run.seed)
+    policy = build_policy(config)
+    optimizer = torch.optim.AdamW(list(policy.trainable().values()), lr=cfg.learning_rate)
+    start = 0
+    checkpoint = latest_checkpoint(run_dir)
+    if checkpoint is not None:
+        if not resume:
+            from expbank.errors import UserError
+
+            raise UserError(f"{run_dir} already holds checkpoints; pass --resume to continue it")
+        start = load_checkpoint(checkpoint, policy, optimizer)
+    _drop_after(run_dir, start)
+    memory = open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": cfg.split})}))
+    env = envs.make(config.env.name, split=cfg.split, data_dir=config.env.data_dir)
+    task_ids = env.task_ids()
+    write_json(run_dir / "fingerprint.json", fingerprint(config, env.env_fingerprint(),
+                                                        memory.manifest_hash() if memory else None,
+                                                        protocol.PROMPT_VERSION, {"base_model": config.actor.model}))
+    env.close()
+    spec = protocol.ProtocolSpec(config.memory.mode, config.memory.retrieval, config.memory.reconstruct)
+    settings = RolloutSettings(env=config.env.name, split=cfg.split, arm=config.arm_name(), run_id=run_dir.name,
+                               spec=spec, history_length=config.prompt.history_length,
+                               # GRPO needs diverse groups: greedy decoding (temperature 0) samples at 1.0
+                               temperature=config.decoding.temperature or 1.0,
+                               max_new_tokens=config.decoding.max_new_tokens)
+    backend = HFBackend.wrap(policy.model, policy.tokenizer, policy.name, batch_size=cfg.micro_batch_size)
+    last = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
+    workers = min(config.run.episodes_in_flight, cfg.tasks_per_step * cfg.group_size)
+    with EnvPool(config.env.name, cfg.split, config.env.data_dir, workers=workers,
+                 max_steps=config.env.max_steps) as pool, \
+            EpisodeWriter(run_dir / "episodes.jsonl") as writer, \
+            tqdm(total=cfg.steps, initial=start, desc="grpo", unit="step", disable=not progress) as bar:
+        for step in range(start + 1, last + 1):
+            began = time.perf_counter()
+            tasks = random.Random(f"{config.run.seed}-{step}").sample(task_ids, min(cfg.tasks_per_step, len(task_ids)))
+            jobs = [RolloutJob(make_episode_id(config.env.name, cfg.split, task, policy.name, settings.arm,
+                                               config.run.seed, step, g), task, config.run.seed)
+                    for task in tasks for g in range(cfg.group_size)]
+            records = sorted(rollout(backend, pool, jobs, settings, memory), key=lambda r: r["episode_id"])
+            by_task: dict[str, list[dict]] = {}
+            for record in records:
+                record["_reward"] = episode_reward(record, config.reward)
+                by_task.setdefault(record["task_id"], []).append(record)
+            rows, zero_variance = [], 0
+            for group in by_task.values():
+                rewards = [r["_reward"] for r in group]
+                if max(rewards) == min(rewards):
+                    zero_variance += 1
+                    if cfg.drop_zero_variance:
+                        continue
+                for record, advantage in zip(group, group_advantages(rewards, cfg.scale_rewards), strict=True):
+                    for conversation in record["_conversations"]:
+                        ids, mask = tokenize_conversation(policy.tokenizer, conversation, cfg.max_length)
+                        rows.append((ids, mask, advantage))
+            stats = update(policy, optimizer, rows, cfg, config.decoding.max_new_tokens) if rows else \
+                {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
+            rewards = [record.pop("_reward") for record in records]
+            formats = [record.pop("_stats")["format_score"] for record in records]
+            for record in records:
+                record.pop("_conversations")
+                writer.write(record)
+            metrics = {
+                "step": step, "episodes": len(records),
+                "reward_mean": sum(rewards) / max(1, len(rewards)),
+                "format_score": sum(formats) / max(1, len(formats)),
+                "success_rate": sum(r["success"] for r in records) / max(1, len(records)),
+                "score_mean": sum(r["score"] for r in records) / max(1, len(records)),
+                "invalid_rate": sum(r["num_invalid"] for r in records) / max(1, sum(r["num_steps"] for r in records)),
+                "zero_variance_groups": zero_variance, "rows": len(rows),
+                "trained_tokens": sum(sum(m) for _, m, _ in rows), "seconds": time.perf_counter() - began, **stats,
+            }
+            with (run_dir / "metrics.jsonl").open("a") as handle:
+                handle.write(json.dumps(metrics, sort_keys=True) + "\n")
+            if step % cfg.checkpoint_every == 0 or step == cfg.steps:
+                save_checkpoint(run_dir, step, policy, optimizer)
+            bar.set_postfix(success=f"{metrics['success_rate']:.2f}", loss=f"{stats['loss']:.3f}")
+            bar.update()
+    return run_dir
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def add_arguments(parser) -> None:
+    parser.add_argument("config", help="YAML run config with a `train:` section")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
+    parser.add_argument("--resume", action="store_true", help="continue from the run directory's last checkpoint")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def run(args) -> int:
+    from expbank.config import load_config
+
+    config = load_config(args.config, args.overrides)
+    run_dir = train(config, resume=args.resume, progress=not args.no_progress)
+    last = latest_checkpoint(run_dir)
+    metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    tail = metrics[-1] if metrics else {}
+    print(f"trained {tail.get('step', 0)} steps; last step: reward {tail.get('reward_mean', 0):.2f}, "
+          f"success {tail.get('success_rate', 0):.2f}\ncheckpoint: {last / 'model' if last else 'none'} "
+          f"(evaluate with actor.adapter=... or actor.model=... for full fine-tuning)")
+    return 0
