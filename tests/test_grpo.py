@@ -46,12 +46,10 @@ def test_only_policy_tokens_get_gradient(tiny):
     grad_per_target = logits.grad[0, :-1].abs().sum(-1)  # position t predicts token t + 1
     has_grad = (grad_per_target > 0).tolist()
     assert has_grad == [bool(m) for m in mask[1:]]
-    decoded = {tag: False for tag in ("observe", "retrieve", "critique", "reconstruct", "action")}
-    trained_text = tiny.tokenizer.decode([t for t, m in zip(ids, mask) if m])
-    for tag in decoded:
-        decoded[tag] = f"<{tag}>" in trained_text
-    assert all(decoded.values()), decoded
-    masked_text = tiny.tokenizer.decode([t for t, m in zip(ids, mask) if not m])
+    trained_text = tiny.tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
+    for tag in ("observe", "retrieve", "critique", "reconstruct", "action"):
+        assert f"<{tag}>" in trained_text, tag
+    masked_text = tiny.tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if not m])
     assert "<experience>" in masked_text and "You arrive at countertop 1." in masked_text
     assert "<experience>" not in trained_text and "countertop 1." not in trained_text.split("<action>")[0]
 
