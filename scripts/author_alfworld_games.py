@@ -15,10 +15,11 @@ import tempfile
 from pathlib import Path
 
 from alfworld.info import ALFRED_PDDL_PATH, ALFRED_TWL2_PATH
+from tqdm import tqdm
+
 from expbank.envs.alfworld.authoring import plan_walkthrough, write_game_source
 from expbank.envs.alfworld.games import BUNDLED_ROOT, goal_grammar
 from expbank.envs.alfworld.scenes import BUNDLED_GAMES
-from tqdm import tqdm
 
 
 def main() -> None:

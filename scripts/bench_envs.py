@@ -15,10 +15,9 @@ import json
 import statistics
 import time
 
+from expbank import envs
 from expbank.envs.alfworld.games import list_games
 from expbank.envs.pool import EnvPool, EpisodeJob
-
-from expbank import envs
 
 
 def time_raw(games) -> tuple[float, float]:

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from expbank.envs.alfworld.authoring import Scene, Task, write_game_source
-from expbank.envs.alfworld.scenes import BUNDLED_GAMES
 
 from expbank import envs
+from expbank.envs.alfworld.authoring import Scene, Task, write_game_source
+from expbank.envs.alfworld.scenes import BUNDLED_GAMES
 from expbank.trajectory import read_episodes
 
 GARAGE = Scene(

@@ -10,10 +10,9 @@ import threading
 import time
 from collections import Counter
 
+from expbank import envs
 from expbank.envs.alfworld.authoring import TASK_TYPES
 from expbank.envs.pool import EnvPool, EpisodeJob
-
-from expbank import envs
 from expbank.trajectory import read_episodes
 
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import gymnasium
 import pytest
+from webshop_data import DEODORANT, PRODUCTS, TEA, write_official_dir
+
+from expbank import envs
 from expbank.envs.errors import EnvDataError
 from expbank.envs.webshop.catalog import BUNDLED_DIR, load_catalog
 from expbank.envs.webshop.goals import price_limit, split_indices
 from expbank.envs.webshop.reward import get_reward
 from expbank.envs.webshop.search import SearchEngine, index_cache_dir
-from webshop_data import DEODORANT, PRODUCTS, TEA, write_official_dir
-
-from expbank import envs
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from webshop_data import DEODORANT, TEA, write_official_dir
+
 from expbank.envs.webshop.catalog import load_catalog
 from expbank.envs.webshop.goals import load_goals
 from expbank.envs.webshop.reward import (
@@ -14,7 +16,6 @@ from expbank.envs.webshop.reward import (
     option_matches,
     type_reward,
 )
-from webshop_data import DEODORANT, TEA, write_official_dir
 
 fallback_nouns = pytest.mark.skipif(
     noun_source() != "fallback", reason="title-noun sets are hand-computed for the fallback noun rule"
