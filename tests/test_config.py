@@ -50,3 +50,12 @@ def test_bad_files(tmp_path):
     typo.write_text("actor:\n  modle: gpt\n")
     with pytest.raises(ConfigError, match=r"typo.yaml: unknown key 'actor.modle'; did you mean 'actor.model'"):
         load_config(typo)
+
+
+def test_every_shipped_config_loads():
+    from pathlib import Path
+
+    configs = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.yaml"))
+    assert configs
+    for path in configs:
+        load_config(path)
