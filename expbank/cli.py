@@ -14,9 +14,16 @@ import sys
 # name -> (module, one-line help). Modules must not import heavy libraries at import time.
 COMMANDS: dict[str, tuple[str, str]] = {
     "collect": ("expbank.training.collect", "play an expert or random policy and write trajectories (JSONL)"),
+    "eval": ("expbank.training.evaluate", "evaluate one actor and memory arm on a fixed panel (run directory)"),
+    "ablate": ("expbank.training.ablate", "run several arms on the same panel with paired statistics"),
+    "sft": ("expbank.training.sft", "supervised cold start on expert trajectories (LoRA or full)"),
+    "train": ("expbank.training.grpo", "train a policy with multi-turn GRPO (checkpoints, --resume)"),
     "quickstart": ("expbank.quickstart", "run the whole pipeline on the bundled data"),
     "bank": ("expbank.bank_cli", "build, query, inspect and curate an experience bank"),
     "serve": ("expbank.serve_cli", "serve a bank over HTTP for frozen actors (FastAPI)"),
+    "serve-model": ("expbank.training.serve_model", "serve a local model over an OpenAI-compatible API (FastAPI)"),
+    "report": ("expbank.training.report_cli", "rebuild summary.json, report.md and plots of a run from its episodes"),
+    "compare": ("expbank.training.compare_cli", "paired comparison of two eval runs on the same panel"),
 }
 
 

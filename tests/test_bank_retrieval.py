@@ -1,0 +1,102 @@
+"""Retrieval with the real offline MiniLM (acceptance 6): keys, kinds, exclusion, λ·utility, formatter."""
+
+from __future__ import annotations
+
+import pytest
+from bank_data import ROOM, alf_failure, alf_place, alf_transform, web_success
+
+from expbank.errors import UserError
+from expbank.keys import task_key_text
+from expbank.retrieval import format_experience, search
+from expbank.summarise import RuleSummariser
+from expbank.utility import credit
+
+
+@pytest.fixture()
+def bank(new_bank):
+    bank = new_bank()
+    episodes = [alf_transform("heat", task_id="h"), alf_transform("cool", task_id="c"),
+                alf_transform("clean", obj="mug", task_id="m"), alf_place(task_id="p"), alf_failure(task_id="f"),
+                web_success(task_id="w")]
+    bank.add([entry for ep in episodes for entry in RuleSummariser().summarise(ep)])
+    return bank
+
+
+@pytest.mark.parametrize("verb,task_type", [("heat", "pick_heat_then_place_in_recep"),
+                                            ("cool", "pick_cool_then_place_in_recep"),
+                                            ("clean", "pick_clean_then_place_in_recep")])
+def test_task_and_observation_find_the_same_task_type(bank, verb, task_type):
+    goal = f"{verb} some potato and put it in garbagecan."
+    hits = search(bank, task=goal, observation=ROOM.format(goal=goal), k=3)
+    assert hits[0].entry.task_type == task_type and hits[0].entry.kind == "strategy"
+    assert hits == sorted(hits, key=lambda h: -h.score)
+
+
+def test_score_is_mean_of_task_and_situation_cosines(bank, embedder):
+    goal = "cool some bread and put it in countertop."
+    obs = "You are holding the bread; it must be cooled."
+    hit = search(bank, task=goal, observation=obs, k=1)[0]
+    task_vec, obs_vec, entry_task, entry_sit = embedder.encode(
+        [task_key_text(goal), obs, task_key_text(hit.entry.task), hit.entry.situation])
+    assert hit.similarity == pytest.approx((task_vec @ entry_task + obs_vec @ entry_sit) / 2, abs=1e-5)
+    only_task = search(bank, task=goal, observation=obs, k=1, key="task")[0]
+    assert only_task.similarity == pytest.approx(
+        float(task_vec @ embedder.encode([task_key_text(only_task.entry.task)])[0]), abs=1e-5)
+
+
+def test_task_key_canonicalises_alfworld_goal_phrasings():
+    assert task_key_text("put a hot potato in countertop.") == task_key_text("heat some egg and put it in fridge.")
+    assert task_key_text("put a potato in countertop.") != task_key_text("put a hot potato in countertop.")
+    assert task_key_text("examine the pen with the desklamp.") == task_key_text("look at cd under the floorlamp.")
+    assert task_key_text("find two cup and put them in cabinet.") == task_key_text("put two book in desk.")
+    webshop = "i need a long lasting bottle of perfume, and price lower than 100.00 dollars"
+    assert task_key_text(webshop) == webshop
+
+
+def test_query_matches_situations_and_kinds_filter(bank):
+    hit = search(bank, query="Holding the mug; it must be cleaned before it is placed.", k=1)[0]
+    assert "cleaned" in hit.entry.situation
+    assert all(h.entry.kind == "trajectory" for h in search(bank, query="apple", k=5, kinds=["trajectory"]))
+    assert all(h.entry.kind == "warning" for h in search(bank, query="apple", k=5, kinds=["warning"]))
+    assert not any(h.entry.kind == "trajectory" for h in search(bank, query="apple", k=30))  # default kinds
+    with pytest.raises(UserError, match="unknown kind"):
+        search(bank, query="apple", kinds=["tip"])
+    with pytest.raises(UserError, match="either a query or a task"):
+        search(bank, query="a", task="b")
+
+
+def test_exclude_task_ids_and_quarantine_hide_entries(bank):
+    goal = "heat some apple and put it in diningtable."
+    hits = search(bank, task=goal, observation=ROOM.format(goal=goal), k=50, exclude_task_ids=["h"])
+    assert hits and all("h" not in h.entry.provenance.task_ids for h in hits)
+    top = search(bank, task=goal, k=1)[0].entry
+    bank.update(top.id, "quarantine", "test", provenance={"trust": "quarantined", "trust_reason": "test"})
+    assert top.id not in {h.entry.id for h in search(bank, task=goal, k=50)}
+
+
+def test_utility_reranking(bank):
+    query = "Holding the apple; it must be put in/on the diningtable."
+    plain = search(bank, query=query, k=2, utility_weight=0.0)
+    second = plain[1].entry.id
+    for _ in range(20):
+        credit(bank, [second], success=True)
+        credit(bank, [plain[0].entry.id], success=False)
+    reranked = search(bank, query=query, k=2, utility_weight=1.0)
+    assert reranked[0].entry.id == second
+    assert reranked[0].score == pytest.approx(reranked[0].similarity + 21 / 22)
+    assert search(bank, query=query, k=2)[0].entry.id == plain[0].entry.id  # λ = 0 by default
+
+
+def test_experience_block_format(bank):
+    entries = [h.entry for h in search(bank, query="find the apple", k=2)]
+    block = format_experience(entries)
+    lines = block.splitlines()
+    assert lines[0] == "<experience>" and lines[-1] == "</experience>" and len(lines) == 4
+    for i, line in enumerate(lines[1:3], start=1):
+        assert line.startswith(f"[{i}] situation: ")
+        for part in (" | source: ", " | guidance: ", " | outcome: success", " | from task: "):
+            assert part in line
+        source = line.split(" | source: ")[1].split(" | guidance: ")[0]
+        assert len(source) <= 200
+    raw = format_experience(h.entry for h in search(bank, query="find the apple", k=3, kinds=["trajectory"]))
+    assert raw.count("\n[") == 3

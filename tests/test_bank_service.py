@@ -1,0 +1,108 @@
+"""The HTTP service on loopback with a real client (acceptance 5)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+from bank_data import alf_place, alf_transform, web_success
+
+from expbank.service import create_app
+from expbank.store import Bank
+from expbank.summarise import RuleSummariser
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture()
+def serve(new_bank):
+    servers = []
+
+    def start(token=None, writable=False, max_body_bytes=4096):
+        bank = new_bank()
+        for episode in (alf_transform("heat"), alf_transform("cool", task_id="c"), alf_place(), web_success()):
+            bank.add(RuleSummariser().summarise(episode))
+        bank.save()
+        bank = Bank.open(bank.path, writable=writable, embedder=bank.embedder)
+        app = create_app(bank, token=token, writable=writable, max_body_bytes=max_body_bytes)
+        port = _free_port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.time() + 20
+        while not server.started:
+            assert time.time() < deadline, "server did not start"
+            time.sleep(0.05)
+        servers.append((server, thread))
+        return f"http://127.0.0.1:{port}", bank
+
+    yield start
+    for server, thread in servers:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_retrieve_stats_and_docs(serve):
+    url, bank = serve()
+    with httpx.Client(base_url=url, timeout=30) as client:
+        goal = "cool some tomato and put it in countertop."
+        reply = client.post("/retrieve", json={"task": goal, "observation": f"Your task is to: {goal}", "k": 2})
+        assert reply.status_code == 200
+        body = reply.json()
+        assert len(body["entries"]) == 2 and body["entries"][0]["task_type"] == "pick_cool_then_place_in_recep"
+        assert body["experience"].startswith("<experience>\n[1] situation: ")
+        assert set(body["entries"][0]) >= {"id", "situation", "guidance", "provenance", "stats", "score"}
+        reply = client.post("/retrieve", json={"query": "holding the mug, it must go in the cabinet",
+                                               "kinds": ["trajectory"], "k": 1})
+        assert reply.json()["entries"][0]["kind"] == "trajectory"
+        stats = client.get("/stats").json()
+        assert stats["entries"] == len(bank) and stats["writable"] is False
+        manifest = json.loads((bank.path / "manifest.json").read_text())
+        assert stats["content_hash"] == manifest["content_hash"]
+        assert client.post("/retrieve", json={"task": "x", "query": "y"}).status_code == 422
+        assert client.post("/feedback", json={"entry_ids": [], "success": True}).status_code in (404, 405)
+        assert client.get("/openapi.json").json()["paths"].keys() >= {"/retrieve", "/stats"}
+
+
+def test_token_required_when_set(serve):
+    url, _ = serve(token="s3cret")
+    with httpx.Client(base_url=url, timeout=30) as client:
+        assert client.get("/stats").status_code == 401
+        assert client.post("/retrieve", json={"query": "apple"}).status_code == 401
+        assert client.get("/stats", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert client.get("/stats", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert client.post("/retrieve", json={"query": "apple"}, headers={"X-API-Key": "s3cret"}).status_code == 200
+
+
+def test_oversized_bodies_refused(serve):
+    url, _ = serve(max_body_bytes=4096)
+    with httpx.Client(base_url=url, timeout=30) as client:
+        big = {"query": "apple " * 2000}
+        assert client.post("/retrieve", json=big).status_code == 413
+
+        def chunks():  # no Content-Length: the server counts while reading
+            for _ in range(10):
+                yield b"x" * 1000
+
+        assert client.post("/retrieve", content=chunks(),
+                           headers={"Content-Type": "application/json"}).status_code == 413
+
+
+def test_feedback_only_when_writable_and_persisted(serve):
+    url, bank = serve(writable=True)
+    with httpx.Client(base_url=url, timeout=30) as client:
+        hits = client.post("/retrieve", json={"query": "heat the apple", "k": 2}).json()["entries"]
+        ids = [hit["id"] for hit in hits]
+        reply = client.post("/feedback", json={"entry_ids": ids + [ids[0], "nope"], "success": True})
+        assert reply.json() == {"credited": 2, "unknown": 1}
+    reopened = Bank.open(bank.path)
+    assert all((reopened.get(i).stats.uses, reopened.get(i).stats.successes) == (1, 1) for i in ids)

@@ -1,0 +1,130 @@
+"""Summarisers: rule strategies / warnings / excerpts, and the LLM summariser on recorded replies."""
+
+from __future__ import annotations
+
+from bank_data import alf_failure, alf_place, alf_transform, web_failure, web_success
+
+from expbank.backend import ChatBackend
+from expbank.summarise import (
+    LLMSummariser,
+    RuleSummariser,
+    count_tokens,
+    is_grounded,
+    parse_llm_reply,
+    trajectory_excerpt,
+)
+
+
+def test_alfworld_success_gives_subgoal_strategies():
+    entries = RuleSummariser().summarise(alf_transform("heat"))
+    kinds = [e.kind for e in entries]
+    assert kinds == ["strategy", "strategy", "strategy", "trajectory"]
+    find, heat, place, _ = entries
+    assert find.actions == ["go to countertop 1", "take apple 1 from countertop 1"]
+    assert "first find and take the apple" in find.situation
+    assert heat.actions[-1] == "heat apple 1 with microwave 1" and "heated" in heat.situation
+    assert "microwave" in heat.guidance
+    assert place.actions[-1] == "move apple 1 to diningtable 1" and "already heated" in place.situation
+    assert place.source_observation == "You heat the apple 1 using the microwave 1."
+    assert heat.provenance.steps == [2] and heat.provenance.source == "expert"
+    assert all(e.provenance.episodes == ["alfworld-train-t0-expert-none-s0"] for e in entries)
+
+
+def test_old_put_syntax_and_two_object_tasks():
+    ep = alf_place()
+    ep.steps[-1].action = "put mug 1 in/on cabinet 1"
+    place = RuleSummariser().summarise(ep)[1]
+    assert "put in/on the cabinet" in place.situation
+
+
+def test_alfworld_failure_gives_warnings():
+    entries = RuleSummariser().summarise(alf_failure())
+    warnings = [e for e in entries if e.kind == "warning"]
+    text = " ".join(e.situation + " " + e.guidance for e in warnings)
+    assert "Repeating 'go to cabinet 1' (3 times)" in text          # loop
+    assert "rejected as invalid 2 times" in text                       # repeated invalid actions
+    assert "a fork is the wrong object" in text                        # wrong object
+    assert "the sinkbasin is the wrong one" in text                    # wrong receptacle
+    assert not any(e.kind == "strategy" for e in entries)
+
+
+def test_webshop_strategies_and_warnings():
+    query, choose, buy, excerpt = RuleSummariser().summarise(web_success())
+    assert query.actions == ["search[l'eau d'issey 6.76 fl oz]"]
+    assert "L'eau D'issey By Issey Miyake" in choose.guidance
+    assert buy.actions == ["click[6.76 fl oz (pack of 1)]", "click[buy now]"]
+    assert excerpt.kind == "trajectory"
+    warning = [e for e in RuleSummariser().summarise(web_failure()) if e.kind == "warning"]
+    assert len(warning) == 1 and "without selecting the options" in warning[0].guidance
+
+
+def test_trajectory_excerpt_is_bounded():
+    ep = alf_failure()
+    ep.steps = ep.steps * 30  # 210 steps with long observations
+    for t, step in enumerate(ep.steps):
+        step.t = t
+        step.observation = "You arrive at cabinet 1. " * 40
+    entry = trajectory_excerpt(ep, max_tokens=120)
+    total = count_tokens(entry.situation) + count_tokens(entry.guidance) + sum(count_tokens(a) for a in entry.actions)
+    assert total <= 120 + 4
+    assert "…" in entry.actions and entry.actions[0] == "go to cabinet 1"
+    assert entry.actions[-1] == "move fork 1 to sinkbasin 1"
+
+
+class Recorded(ChatBackend):
+    """Replays recorded model outputs in order (the parser fixtures)."""
+
+    name = "recorded"
+
+    def __init__(self, replies: list[str]):
+        self.replies = list(replies)
+        self.prompts: list[list[dict]] = []
+
+    def generate(self, messages, **sampling):
+        self.prompts.extend(messages)
+        return [self.replies.pop(0) for _ in messages]
+
+
+GOOD = """```json
+{"entries": [
+  {"kind": "strategy", "situation": "Holding the apple, it must be hot.",
+   "guidance": "Heat the apple with microwave 1 before placing it.", "actions": ["heat apple 1 with microwave 1"], "step": 3},
+  {"kind": "warning", "situation": "Anywhere.", "guidance": "Be efficient and think carefully.", "step": 0},
+  {"kind": "strategy", "situation": "Start.", "guidance": "Look on countertop 1 for the apple first.", "step": 0},
+  {"kind": "strategy", "situation": "Done.", "guidance": "Place the apple on diningtable 1.", "step": 5}
+]}
+```"""
+
+
+def test_llm_reply_parsing():
+    assert parse_llm_reply("I think the answer is yes.") is None
+    assert parse_llm_reply('{"entries": []}') == []
+    items = parse_llm_reply('Sure! {"entries": [{"kind": "strategy", "situation": "abc", "guidance": "defg"},'
+                            ' {"kind": "tip", "situation": "x", "guidance": "y"}]} Hope this helps')
+    assert [i.guidance for i in items] == ["defg"]
+    assert len(parse_llm_reply(GOOD)) == 4
+
+
+def test_llm_summariser_retries_grounds_and_caps():
+    backend = Recorded(["not json at all", '{"entries": "oops"}', GOOD])
+    summariser = LLMSummariser(backend, max_entries=2, retries=2)
+    entries = summariser.summarise(alf_transform("heat"))
+    assert summariser.counters.calls == 3 and summariser.counters.parse_failures == 2
+    assert summariser.counters.ungrounded == 1  # "Be efficient" names nothing from the episode
+    assert summariser.counters.over_cap == 1
+    assert [e.kind for e in entries] == ["strategy", "strategy", "trajectory"]
+    assert entries[0].source_observation == "You arrive at microwave 1. The microwave 1 is closed."
+    assert entries[0].provenance.summariser == "llm:recorded"
+    assert backend.prompts[0][0]["role"] == "system" and "heat apple 1 with microwave 1" in backend.prompts[0][1]["content"]
+
+
+def test_llm_summariser_gives_up_after_retries():
+    summariser = LLMSummariser(Recorded(["no"] * 3), retries=2)
+    entries = summariser.summarise(alf_place())
+    assert [e.kind for e in entries] == ["trajectory"] and summariser.counters.parse_failures == 3
+
+
+def test_grounding():
+    ep = web_success()
+    assert is_grounded("Pick the 6.76 fl oz size before buying.", ep)
+    assert not is_grounded("Always think step by step.", ep)

@@ -1,0 +1,111 @@
+"""Utility, per-episode credit and pruning against hand-computed values (acceptance 2)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from bank_data import alf_transform
+
+from expbank.entry import Entry, Outcome, Stats
+from expbank.store import Bank, BankError
+from expbank.summarise import RuleSummariser
+from expbank.utility import credit, credit_episode, pessimistic_utility, plan_prune, prune, utility
+
+
+def test_utility_values():
+    assert utility(0, 0) == 0.5
+    assert utility(0, 3) == pytest.approx(0.2)
+    assert utility(1, 3) == pytest.approx(0.4)
+    assert utility(1, 8) == pytest.approx(0.2)
+    assert utility(9, 10) == pytest.approx(10 / 12)
+
+
+def test_pessimistic_utility_closed_forms():
+    # Beta(2,1): x^2 = 0.1; Beta(1,2): 1-(1-x)^2 = 0.1; Beta(3,1): x^3 = 0.1; Beta(1,3): 1-(1-x)^3 = 0.1
+    assert pessimistic_utility(1, 1) == pytest.approx(0.1 ** 0.5)
+    assert pessimistic_utility(0, 1) == pytest.approx(1 - 0.9 ** 0.5)
+    assert pessimistic_utility(2, 2) == pytest.approx(0.1 ** (1 / 3))
+    assert pessimistic_utility(0, 2) == pytest.approx(1 - 0.9 ** (1 / 3))
+    # Beta(2,3): CDF 6x^2 - 8x^3 + 3x^4 = 0.1 at x = 0.14256...
+    x = pessimistic_utility(1, 3)
+    assert 6 * x**2 - 8 * x**3 + 3 * x**4 == pytest.approx(0.1)
+
+
+def _e(name: str, uses: int, successes: int, created: str, pinned: bool = False) -> Entry:
+    return Entry(id=name, env="alfworld", task_type="t", kind="strategy", task="x", task_id="x",
+                 situation=name, guidance=name, outcome=Outcome(success=True, score=1.0),
+                 stats=Stats(uses=uses, successes=successes, utility=utility(successes, uses)),
+                 pinned=pinned, created=created)
+
+
+ENTRIES = [
+    _e("A", 3, 0, "2026-01-01"),   # utility 0.2 < 0.3 after 3 uses: low-utility removal
+    _e("B", 3, 1, "2026-01-01"),   # utility 0.4: kept by the threshold; p10 of Beta(2,3) = 0.1426
+    _e("C", 8, 1, "2026-01-01"),   # utility 0.2: removed
+    _e("P", 5, 0, "2026-01-01", pinned=True),  # utility 1/7 but pinned: never removed
+    _e("D", 1, 1, "2026-01-05"),   # p10 0.3162, newer than J
+    _e("E", 1, 0, "2026-01-01"),   # p10 0.0513 (only 1 use: not low-utility-pruned)
+    _e("F", 2, 2, "2026-01-01"),   # p10 0.4642
+    _e("G", 2, 0, "2026-01-01"),   # p10 0.0345
+    _e("H", 0, 0, "2026-01-02"),   # never used, older
+    _e("I", 0, 0, "2026-01-03"),   # never used, newer
+    _e("J", 1, 1, "2026-01-04"),   # p10 0.3162, ties with D and is older: evicted first
+]
+
+
+def test_prune_threshold_only():
+    removals = plan_prune(ENTRIES, min_uses=3, threshold=0.3, capacity=None)
+    assert [r.id for r in removals] == ["A", "C"]
+    assert "0.200 < 0.3 after 3 uses" in removals[0].reason
+
+
+def test_prune_capacity_eviction_order():
+    removals = plan_prune(ENTRIES, min_uses=3, threshold=0.3, capacity=2)
+    assert [r.id for r in removals] == ["A", "C", "G", "E", "B", "J", "D", "F", "H"]
+    assert "over capacity 2" in removals[-1].reason and "never used" in removals[-1].reason
+    kept = {e.id for e in ENTRIES} - {r.id for r in removals}
+    assert kept == {"P", "I"}
+
+
+def test_prune_pinned_over_capacity_warns(caplog):
+    with caplog.at_level(logging.WARNING, logger="expbank.utility"):
+        removals = plan_prune(ENTRIES, min_uses=3, threshold=0.3, capacity=0)
+    assert "P" not in {r.id for r in removals} and len(removals) == len(ENTRIES) - 1
+    assert "pinned entries alone (1) exceed the capacity 0" in caplog.text
+
+
+def test_credit_is_per_episode_and_only_to_shown_entries(new_bank):
+    bank = new_bank()
+    episode = alf_transform("heat")
+    bank.add(RuleSummariser().summarise(episode))
+    a, b, c = [e.id for e in bank.entries()][:3]
+    assert credit(bank, [a, a, b, "unknown"], success=True) == 2
+    assert (bank.get(a).stats.uses, bank.get(a).stats.successes) == (1, 1)
+    assert credit(bank, [a], success=False) == 1
+    assert (bank.get(a).stats.uses, bank.get(a).stats.successes, bank.get(a).stats.utility) == (2, 1, 0.5)
+    assert bank.get(c).stats.uses == 0
+    episode.steps[0].retrieved = [c]
+    episode.steps[1].retrieved = [c, b]
+    credit_episode(bank, episode)
+    assert (bank.get(c).stats.uses, bank.get(c).stats.successes) == (1, 1)
+    assert (bank.get(b).stats.uses, bank.get(b).stats.successes) == (2, 2)
+    frozen = Bank.open(bank.save(), writable=False)
+    with pytest.raises(BankError, match="read-only"):
+        credit(frozen, [a], success=True)
+
+
+def test_prune_on_bank_is_logged_with_reasons(new_bank):
+    bank = new_bank()
+    bank.add(RuleSummariser().summarise(alf_transform("cool")))
+    ids = [e.id for e in bank.entries()]
+    for _ in range(3):
+        credit(bank, [ids[0]], success=False)
+    bank.update(ids[1], "pin", pinned=True)
+    removals = prune(bank, min_uses=3, threshold=0.3, capacity=2)
+    assert removals[0].id == ids[0] and "low utility" in removals[0].reason
+    assert len(bank) == 2 and bank.get(ids[1]) is not None
+    reopened = Bank.open(bank.save())
+    logged = [r for r in reopened.log() if r["event"] == "prune"]
+    assert [r["id"] for r in logged] == [r.id for r in removals]
+    assert all(r["reason"] for r in logged)
