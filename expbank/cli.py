@@ -15,6 +15,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "collect": ("expbank.training.collect", "play an expert or random policy and write trajectories (JSONL)"),
     "eval": ("expbank.training.evaluate", "evaluate one actor and memory arm on a fixed panel (run directory)"),
+    "show": ("expbank.training.show", "print one episode of a run as a readable transcript"),
     "ablate": ("expbank.training.ablate", "run several arms on the same panel with paired statistics"),
     "sft": ("expbank.training.sft", "supervised cold start on expert trajectories (LoRA or full)"),
     "train": ("expbank.training.grpo", "train a policy with multi-turn GRPO (checkpoints, --resume)"),
@@ -65,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(COMMANDS[args.command][0])
     try:
         return int(module.run(args) or 0)
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         sys.stderr.write("expbank: interrupted; finished work is kept and a re-run resumes.\n")
         return 130

@@ -69,6 +69,10 @@ def test_ablate_default_matrix_shows_the_right_memory_and_leaves_utility_alone(t
     assert _bank_state(train_bank) == before and (train_bank / "manifest.json").read_text() == manifest
     report = (tmp_path / "abl" / "report.md").read_text()
     assert "too small" in report and "bank-sourcerandom" in report
+    episode = next(read_episodes(tmp_path / "abl" / "arms" / "bank" / "episodes.jsonl"))
+    shown = subprocess.run(["expbank", "show", str(tmp_path / "abl"), "--episode", episode.episode_id],
+                           capture_output=True, text=True, check=True).stdout
+    assert episode.task in shown and "shown " in shown and "situation:" in shown and "outcome: failure" in shown
 
 
 def test_prompts_carry_the_experience_block_with_source_observations(train_bank):
