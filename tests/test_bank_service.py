@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-import socket
-import threading
-import time
 
 import httpx
 import pytest
-import uvicorn
 from bank_data import alf_place, alf_transform, web_success
+from loopback import serving
 
 from expbank.service import create_app
 from expbank.store import Bank
 from expbank.summarise import RuleSummariser
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture()
 def serve(new_bank):
-    servers = []
+    servers = contextlib.ExitStack()
 
     def start(token=None, writable=False, max_body_bytes=4096):
         bank = new_bank()
@@ -34,21 +26,10 @@ def serve(new_bank):
         bank.save()
         bank = Bank.open(bank.path, writable=writable, embedder=bank.embedder)
         app = create_app(bank, token=token, writable=writable, max_body_bytes=max_body_bytes)
-        port = _free_port()
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.time() + 20
-        while not server.started:
-            assert time.time() < deadline, "server did not start"
-            time.sleep(0.05)
-        servers.append((server, thread))
-        return f"http://127.0.0.1:{port}", bank
+        return servers.enter_context(serving(app)), bank
 
-    yield start
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with servers:
+        yield start
 
 
 def test_retrieve_stats_and_docs(serve):

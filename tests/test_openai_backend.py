@@ -5,44 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-import threading
 import time
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
+from loopback import serving
 
 from expbank.openai_backend import BackendRequestError, OpenAICompatBackend
 
 CONVERSATION = [{"role": "system", "content": "You act in a house."}, {"role": "user", "content": "go"}]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def _serve(app):
-    """``app`` on a free loopback port, in a thread; yields the ``/v1`` base URL."""
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           timeout_graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 20
-    while not server.started:
-        assert time.time() < deadline, "server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    """``app`` on a free loopback port; yields the ``/v1`` base URL."""
+    with serving(app) as url:
+        yield f"{url}/v1"
 
 
 # ------------------------------------------------------------------ a real model behind expbank serve-model

@@ -218,12 +218,17 @@ def test_report_on_a_copied_run_reproduces_every_file_byte_for_byte(ablation, tm
     assert "**Sample size:**" in ours and "**Decoding:**" in ours and "seeds [0, 1]" in ours
 
 
-def test_small_eval_run_says_it_is_too_small_and_keeps_recorded_diagnostics(tmp_path):
+def test_small_eval_run_says_it_is_too_small_and_rebuilds_turn_diagnostics(tmp_path):
     run = tmp_path / "eval"
     write_arm(run, "bank", outcomes("110"), memory__mode="bank")
-    (run / "summary.json").write_text(json.dumps({"arms": {"bank": {"diagnostics": {"format_violation_rate": 0.25}}}}))
+    counters = [{"episode_id": f"e{i}", "arm": "bank", "turns": 4, "format_violations": i, "reconstruct_turns": 2,
+                 "none_reconstructions": 1, "source_similarities": [0.5, 0.7]} for i in range(3)]
+    (run / "episode_stats.jsonl").write_text("".join(json.dumps(c) + "\n" for c in counters))
     summary = report.write_report(run, resamples=100)
-    assert summary["arms"]["bank"]["diagnostics"]["format_violation_rate"] == 0.25
+    diagnostics = summary["arms"]["bank"]["diagnostics"]
+    assert diagnostics["format_violation_rate"] == pytest.approx((0 + 1 + 2) / 12)
+    assert diagnostics["reconstruct_none_rate"] == pytest.approx(0.5)
+    assert diagnostics["mean_source_similarity"] == pytest.approx(0.6)
     assert summary["comparisons"] == [] and not summary["run"]["sample"]["ok"]
     text = (run / "report.md").read_text()
     assert "too small" in text and "format_violation_rate" in text
