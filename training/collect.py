@@ -43,10 +43,10 @@ def collect(env: str, split: str, policy: str, out: str | Path, data_dir: str | 
             episodes: int | None = None, seeds: int = 1, workers: int = 1, max_steps: int | None = None,
             progress: bool = True) -> dict[str, int]:
     """Play and append episodes to ``out``; returns counts of played, skipped, won and failed episodes."""
-    from expbank.envs.pool import EnvPool, EpisodeJob
     from tqdm import tqdm
 
     from expbank import envs
+    from expbank.envs.pool import EnvPool, EpisodeJob
     from expbank.trajectory import EpisodeWriter, make_episode_id, read_episode_ids
 
     if episodes is not None and episodes < 1 or seeds < 1 or workers < 1:
