@@ -70,8 +70,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     games = list_games(args.split)
-    raw = [time_raw(games) for _ in range(args.runs)]
-    wrapped = [time_wrapper(args.split, games) for _ in range(args.runs)]
+    raw, wrapped = [], []
+    for _ in range(args.runs):  # interleaved, so load on the machine hits both sides alike
+        raw.append(time_raw(games))
+        wrapped.append(time_wrapper(args.split, games))
     raw_reset, raw_step = (statistics.median(x) for x in zip(*raw, strict=True))
     our_reset, our_step = (statistics.median(x) for x in zip(*wrapped, strict=True))
     print(f"ALFWorld bundled '{args.split}' ({len(games)} games), median of {args.runs} runs")
