@@ -128,10 +128,7 @@ class EnvPool:
                 try:
                     result = conn.recv()
                 except (EOFError, ConnectionError, OSError):
-                    process = self._workers[slot][0]
-                    process.join(timeout=5)
-                    result = EpisodeResult(busy[slot], error=f"worker crashed (exit code {process.exitcode})")
-                    self._workers[slot] = self._spawn()
+                    result = EpisodeResult(busy[slot], error=self._replace(slot))
                 del busy[slot]
                 yield result
 
@@ -158,11 +155,15 @@ class EnvPool:
             try:
                 replies[slot] = self._workers[slot][1].recv()
             except (EOFError, ConnectionError, OSError):
-                process = self._workers[slot][0]
-                process.join(timeout=5)
-                replies[slot] = WorkerError(f"worker crashed (exit code {process.exitcode})")
-                self._workers[slot] = self._spawn()
+                replies[slot] = WorkerError(self._replace(slot))
         return replies
+
+    def _replace(self, slot: int) -> str:
+        """Start a new worker in place of a dead one; returns the error the lost episode carries."""
+        process = self._workers[slot][0]
+        process.join(timeout=5)
+        self._workers[slot] = self._spawn()
+        return f"worker crashed (exit code {process.exitcode})"
 
     def close(self) -> None:
         for _process, conn in self._workers:

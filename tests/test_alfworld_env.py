@@ -7,8 +7,9 @@ import pytest
 
 from expbank import envs
 from expbank.envs.alfworld.authoring import TASK_TYPES
-from expbank.envs.alfworld.env import strip_banner, translate_vocabulary
+from expbank.envs.alfworld.env import strip_banner
 from expbank.envs.alfworld.scenes import BUNDLED_GAMES
+from expbank.envs.alfworld.vocabulary import translate_vocabulary
 from expbank.envs.errors import EnvDataError
 
 MINIMUM_GAMES = {"train": 24, "dev": 6, "valid_seen": 12, "valid_unseen": 12}

@@ -75,6 +75,10 @@ def arm_config(base: Config, overrides: dict[str, Any], run_dir: Path, several_a
     return config
 
 
+def ablation_dir(config: Config) -> Path:
+    return Path(config.run.dir or f"runs/ablate-{config.env.name}-{config.env.split}")
+
+
 def ablate(config: Config, progress: bool = True) -> dict[str, Any]:
     """Run every arm (resuming finished work) and write the ablation report."""
     from expbank.training.backends import make_backend
@@ -82,7 +86,7 @@ def ablate(config: Config, progress: bool = True) -> dict[str, Any]:
     from expbank.training.report import write_report
     from expbank.training.runs import fingerprint, prepare_run_dir, write_json
 
-    run_dir = prepare_run_dir(config.run.dir or f"runs/ablate-{config.env.name}-{config.env.split}", config)
+    run_dir = prepare_run_dir(ablation_dir(config), config)
     overrides, skipped = arm_overrides(config)
     actors = {arm.get("actor.model", config.actor.model) for arm in overrides}
     arms = [arm_config(config, arm, run_dir, len(actors) > 1) for arm in overrides]
@@ -116,5 +120,5 @@ def run(args: argparse.Namespace) -> int:
         low, high = (f"{v:+.1f}" if v is not None else "n/a" for v in ci)
         print(f"  {comparison['b']} vs {comparison['a']}: {comparison['diff']:+.1f} points, "
               f"95% CI [{low}, {high}], McNemar p={comparison['mcnemar_p']:.3g} (n={comparison['n_pairs']})")
-    print(f"run directory: {config.run.dir or 'runs/ablate-' + config.env.name + '-' + config.env.split} (report.md)")
+    print(f"run directory: {ablation_dir(config)} (report.md)")
     return 0

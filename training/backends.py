@@ -60,7 +60,7 @@ class HFBackend:
         backend.batch_size, backend.usage = batch_size, UsageCounter()
         return backend
 
-    def render(self, conversation: list[dict], continue_final: bool = False) -> str:
+    def render(self, conversation: list[dict]) -> str:
         """The chat-template text the model sees (generation prompt appended)."""
         return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from expbank.envs.alfworld.vocabulary import translate_vocabulary
+
 PROMPT_VERSION = "expbank-protocol-v1"
 ACTION_STOP = "</action>"  # generation stops once the action is written
 TAGS = ("observe", "retrieve", "critique", "reconstruct", "action")
@@ -117,15 +119,6 @@ def normalise_action(text: str) -> str:
     return text[:-1].rstrip() if text.endswith(".") else text
 
 
-def _vocabulary_variants(action: str) -> list[str]:
-    """ALFWorld's two placement vocabularies (``put X in/on Y`` before 0.4, ``move X to Y`` after)."""
-    if m := re.match(r"^put (.+?) (?:in/on|in|on) (.+)$", action):
-        return [f"move {m[1]} to {m[2]}", f"put {m[1]} in/on {m[2]}", f"put {m[1]} in {m[2]}", f"put {m[1]} on {m[2]}"]
-    if m := re.match(r"^move (.+?) to (.+)$", action):
-        return [f"put {m[1]} in/on {m[2]}", f"put {m[1]} in {m[2]}", f"put {m[1]} on {m[2]}"]
-    return []
-
-
 def match_admissible(candidate: str, admissible: list[str]) -> str | None:
     """``candidate`` as one of ``admissible`` (exact, then normalised, then the other vocabulary), or None.
 
@@ -140,9 +133,9 @@ def match_admissible(candidate: str, admissible: list[str]) -> str | None:
     by_norm = {normalise_action(a): a for a in admissible}
     if normalised in by_norm:
         return by_norm[normalised]
-    for variant in _vocabulary_variants(normalised):
-        if variant in by_norm:
-            return by_norm[variant]
+    translated = translate_vocabulary(normalised, list(by_norm))
+    if translated is not None:
+        return by_norm[translated]
     search = re.match(r"^search\[(.+)\]$", candidate.strip(), re.IGNORECASE | re.DOTALL)
     if search and "search[<query>]" in admissible and search[1].strip():
         return f"search[{search[1].strip()}]"

@@ -7,11 +7,10 @@ import re
 from typing import Any
 
 from expbank.envs.alfworld.games import GameRef, game_set_hash, list_games, resolve_root
+from expbank.envs.alfworld.vocabulary import translate_vocabulary
 from expbank.envs.base import TaskSpec, TextEnv, Transition
 from expbank.envs.errors import EnvDataError
 
-_PUT = re.compile(r"^put (?P<obj>.+?) (?:in/on|in|on) (?P<recep>.+)$")
-_MOVE = re.compile(r"^move (?P<obj>.+?) to (?P<recep>.+)$")
 _TASK = re.compile(r"Your task is to: (?P<task>.+)")
 
 
@@ -20,17 +19,6 @@ def strip_banner(text: str) -> str:
     if text.lstrip().startswith("-="):
         return text.split("\n\n", 1)[-1].strip()
     return text.strip()
-
-
-def translate_vocabulary(action: str, admissible: list[str]) -> str | None:
-    """Map ``put X in/on Y`` (data before 0.4) and ``move X to Y`` (0.4+) onto whichever the game admits."""
-    if match := _PUT.match(action):
-        candidates = [f"move {match['obj']} to {match['recep']}"]
-    elif match := _MOVE.match(action):
-        candidates = [f"put {match['obj']} {prep} {match['recep']}" for prep in ("in/on", "in", "on")]
-    else:
-        return None
-    return next((c for c in candidates if c in admissible), None)
 
 
 class ALFWorldEnv(TextEnv):
