@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,12 @@ def alfworld_trajectories():
             done.touch()
         files[name] = out
     return files
+
+
+@pytest.fixture(scope="session")
+def tiny_warm() -> Path:
+    """A quick ``tiny-warm`` (WebShop transcripts, 40 warm-up steps; about a minute the first time): it writes
+    well-formed but uneven answers, so GRPO groups differ in reward and every step really updates."""
+    from expbank.training.tiny_warm import WarmRecipe, build_tiny_warm
+
+    return build_tiny_warm(WarmRecipe(envs=("webshop",), steps=40))

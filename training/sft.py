@@ -26,10 +26,25 @@ def _first_sentence(text: str, limit: int = 160) -> str:
     return sentence[:limit]
 
 
+_PAGE_CHROME = {"webshop", "instruction:", "back to search", "< prev", "next >", "search"}
+
+
+def observe_note(observation: str, task: str, limit: int = 80) -> str:
+    """A short statement of the state: ALFWorld's first sentence, or WebShop's page content without the
+    instruction and navigation it repeats on every page (short notes keep generation cheap)."""
+    if "[SEP]" not in observation:
+        return _first_sentence(observation, limit)
+    segments = [s.strip() for s in observation.split("[SEP]")]
+    content = [s for s in segments if s and s.lower() not in _PAGE_CHROME and s != task]
+    if not content:
+        return "search page"
+    return "; ".join(content[:2])[:limit]
+
+
 def target_blocks(spec: protocol.ProtocolSpec, task: str, observation: str, task_type: str, action: str,
                   entries: list[Entry]) -> dict[str, str]:
     """Template answers for each tag of ``spec`` (offline; a teacher model can replace them later)."""
-    blocks = {"observe": f"Goal: {task} Now: {_first_sentence(observation)}",
+    blocks = {"observe": observe_note(observation, task),
               "retrieve": f"{task_type.replace('_', ' ')}: {_first_sentence(observation, 80)}",
               "action": action}
     applicable = [i for i, e in enumerate(entries, 1) if e.task_type == task_type]

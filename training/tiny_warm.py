@@ -1,0 +1,153 @@
+"""``tiny-warm``: a ~1 M-parameter policy with its own tokenizer, warmed up on the project's expert transcripts.
+
+GRPO only learns when a group's episodes differ in reward. A randomly initialised model never writes a valid
+action, so every group scores the same and nothing is learnt; SmolLM2-135M is too slow to train to a measurable
+change inside a CPU test. ``tiny-warm`` sits between them: a 4-layer Qwen2 with a 2k byte-level BPE vocabulary
+trained on the bundled games' text, then trained for a fixed number of optimizer steps on the expert's
+answers in the exact rollout layout (``training.sft.records_from_episode``: memory ``none``). It plays
+the bundled WebShop goals sometimes well and sometimes not, which is what a CPU learning test needs.
+
+Everything is deterministic (fixed seeds, one thread for the build) and cached under
+``$EXPBANK_CACHE/models/tiny-warm-<hash>``; ``scripts/build_tiny_warm.py`` builds it and prints timings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from expbank.paths import cache_dir
+
+# ChatML, as SmolLM2 and Qwen2 use it; prefix-preserving, which training.rows relies on.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+
+@dataclass(frozen=True)
+class WarmRecipe:
+    """Everything that determines the built model (its hash names the cache folder)."""
+
+    envs: tuple[str, ...] = ("webshop", "alfworld")
+    vocab_size: int = 2048
+    hidden_size: int = 128
+    layers: int = 4
+    heads: int = 4
+    history_length: int = 2
+    steps: int = 150
+    batch_size: int = 8
+    max_length: int = 1024
+    learning_rate: float = 3e-3
+    seed: int = 0
+    version: int = 2  # bump when the build code changes what it produces
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def expert_conversations(env: str, history_length: int, workdir: Path) -> list[list[dict]]:
+    """The expert's train-split episodes as rollout-layout conversations (memory none)."""
+    from expbank.training import protocol
+    from expbank.training.collect import collect
+    from expbank.training.sft import records_from_episode
+    from expbank.trajectory import read_episodes
+
+    path = workdir / f"{env}-train-expert.jsonl"
+    collect(env, "train", "expert", path, workers=2, progress=False)
+    spec = protocol.ProtocolSpec("none")
+    conversations = []
+    for episode in read_episodes(path):
+        if episode.success:
+            conversations += records_from_episode(episode, spec, None, history_length)
+    return conversations
+
+
+def train_tokenizer(texts: list[str], vocab_size: int):
+    """A byte-level BPE (any text encodes; no unknown tokens) with ChatML special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(texts, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   bos_token=None, chat_template=CHAT_TEMPLATE, padding_side="left")
+
+
+def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, progress: bool = False) -> Path:
+    """Build (or find) the model folder for ``recipe``; returns it."""
+    import torch
+    from tqdm import tqdm
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from expbank.training.rows import tokenize_conversation
+
+    out = out or cache_dir("models") / f"tiny-warm-{recipe.key()}"
+    if (out / "config.json").exists():
+        return out
+    began = time.perf_counter()
+    workdir = cache_dir("models") / "tiny-warm-transcripts"  # shared by recipes
+    workdir.mkdir(parents=True, exist_ok=True)
+    conversations = [c for env in recipe.envs for c in expert_conversations(env, recipe.history_length, workdir)]
+    tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
+    rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)  # no env workers run while it trains
+    torch.manual_seed(recipe.seed)
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=recipe.hidden_size,
+                         intermediate_size=3 * recipe.hidden_size, num_hidden_layers=recipe.layers,
+                         num_attention_heads=recipe.heads, num_key_value_heads=recipe.heads // 2,
+                         max_position_embeddings=4096, tie_word_embeddings=True,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    model = Qwen2ForCausalLM(config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 20))
+    order = random.Random(recipe.seed)
+    model.train()
+    for _ in tqdm(range(recipe.steps), desc="tiny-warm", unit="step", disable=not progress):
+        batch = order.sample(rows, recipe.batch_size)
+        loss = _lm_loss(model, batch, tokenizer.pad_token_id)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+    model.eval()
+    torch.set_num_threads(threads)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    staging = out.with_name(out.name + ".partial")
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    (staging / "tiny-warm.json").write_text(json.dumps({
+        "recipe": asdict(recipe), "conversations": len(conversations), "final_loss": loss.item(),
+        "seconds": round(time.perf_counter() - began, 1)}, indent=2) + "\n")
+    staging.rename(out)
+    return out
+
+
+def _lm_loss(model, batch: list[tuple[list[int], list[int]]], pad_id: int):
+    """Next-token loss on the expert's answers only (``training.rows`` masks), as SFT trains them."""
+    import torch
+
+    width = max(len(ids) for ids, _ in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), width), -100, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    for i, (row, mask) in enumerate(batch):
+        ids[i, : len(row)] = torch.tensor(row)
+        labels[i, : len(row)] = torch.tensor([t if m else -100 for t, m in zip(row, mask, strict=True)])
+        attention[i, : len(row)] = 1
+    return model(input_ids=ids, attention_mask=attention, labels=labels).loss
