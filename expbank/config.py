@@ -93,6 +93,28 @@ class TrainConfig(Section):
     lora_target_modules: list[str] = Field(default_factory=lambda: [
         "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
     checkpoint_every: int = Field(1, ge=1)
+    keep_checkpoints: int | None = Field(None, ge=1)  # newest N kept (the best one always); None = all
+    # model selection: a greedy eval on select.split every N steps and at the end (0 = off)
+    eval_every: int = Field(0, ge=0)
+    eval_tasks: int | None = Field(20, ge=1)  # first N tasks of the split; None = the whole split
+    # the living bank (memory.mode=bank with a local memory.bank): the run trains with its own copy
+    bank_update_every: int = Field(1, ge=0)  # summarise new entries every N steps; 0 = the bank stays frozen
+    bank_episodes_per_group: int = Field(2, ge=1)  # success/failure-balanced episodes kept per group
+    bank_summariser: Literal["rule", "llm"] = "rule"
+    bank_summariser_model: str | None = None  # llm: model name on the server (default: actor.model)
+    bank_summariser_base_url: str | None = None  # llm: an OpenAI-compatible server
+    prune_every: int = Field(0, ge=0)  # prune the bank every N steps; 0 = never
+    prune_min_uses: int = Field(3, ge=1)
+    prune_threshold: float = Field(0.3, ge=0.0, le=1.0)
+    bank_capacity: int | None = Field(None, ge=1)
+    tracker: Literal["none", "tensorboard", "wandb"] = "none"
+
+    @model_validator(mode="after")
+    def _llm_summariser_has_a_server(self) -> TrainConfig:
+        if self.bank_summariser == "llm" and not self.bank_summariser_base_url:
+            raise ValueError("train.bank_summariser=llm needs train.bank_summariser_base_url (an OpenAI-compatible "
+                             "server; `expbank serve-model` serves a local model)")
+        return self
 
 
 class SelectConfig(Section):

@@ -83,9 +83,11 @@ def ablate(config: Config, progress: bool = True) -> dict[str, Any]:
     """Run every arm (resuming finished work) and write the ablation report."""
     from expbank.training.backends import make_backend
     from expbank.training.evaluate import evaluate
+    from expbank.training.export import with_default_bank
     from expbank.training.report import write_report
     from expbank.training.runs import fingerprint, prepare_run_dir, write_json
 
+    config = with_default_bank(config)
     run_dir = prepare_run_dir(ablation_dir(config), config)
     overrides, skipped = arm_overrides(config)
     actors = {arm.get("actor.model", config.actor.model) for arm in overrides}

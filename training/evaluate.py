@@ -74,11 +74,13 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
     from expbank.envs.pool import EnvPool
     from expbank.training import protocol
     from expbank.training.backends import make_backend
+    from expbank.training.export import with_default_bank
     from expbank.training.report import write_report
     from expbank.training.rollout import RolloutJob, RolloutSettings, rollout
     from expbank.training.runs import fingerprint, prepare_run_dir, write_json
     from expbank.trajectory import EpisodeWriter, make_episode_id, read_episode_ids
 
+    config = with_default_bank(config)  # a checkpoint plays with the bank snapshot it trained with
     run_dir = prepare_run_dir(config.run.dir or default_run_dir(config), config)
     arm = config.arm_name()
     task_ids = panel_task_ids(config)

@@ -27,6 +27,8 @@ from typing import Any
 import torch
 
 from expbank.config import Config, RewardConfig, TrainConfig
+from expbank.training.distributed import Distributed, OneProcess
+from expbank.training.rows import tokenize_conversation
 
 
 # ------------------------------------------------------------------------------------------ rewards
@@ -51,10 +53,23 @@ def group_advantages(rewards: list[float], scale: bool, eps: float = 1e-4) -> li
 
 
 # ------------------------------------------------------------------------------------------- loss
-def token_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """log p(token_t | tokens_<t) for t = 1..T-1 (shape [batch, T-1])."""
-    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1].float()
-    return torch.gather(logits.log_softmax(-1), 2, input_ids[:, 1:, None]).squeeze(-1)
+def token_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int | None = None
+                   ) -> torch.Tensor:
+    """log p(token_t | tokens_<t) for the last ``keep`` of t = 1..T-1 (all when None; shape [batch, keep]).
+
+    Only the kept positions go through the LM head: most of a row is prompt, and full-vocabulary logits
+    at every prompt position would dominate the update's time and memory.
+    """
+    keep = input_ids.shape[1] - 1 if keep is None else keep
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep + 1).logits
+    logits = logits[:, :-1].float()
+    return torch.gather(logits.log_softmax(-1), 2, input_ids[:, -keep:, None]).squeeze(-1)
+
+
+def loss_positions(mask: torch.Tensor) -> int:
+    """How many trailing positions of a [batch, T-1] mask hold every loss token of the micro-batch."""
+    columns = mask.any(0).nonzero()
+    return int(mask.shape[1] - columns[0]) if len(columns) else 1
 
 
 def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor,
@@ -86,11 +101,16 @@ def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Te
 
 
 def batch_normaliser(masks: list[list[int]], cfg: TrainConfig, max_new_tokens: int) -> float:
+    return normaliser_of(sum(sum(m) for m in masks), len(masks), cfg, max_new_tokens)
+
+
+def normaliser_of(tokens: float, rows: float, cfg: TrainConfig, max_new_tokens: int) -> float:
+    """The loss denominator of a batch of ``rows`` rows holding ``tokens`` loss tokens (over all ranks)."""
     if cfg.loss_aggregation == "token_mean":
-        return float(max(1, sum(sum(m) for m in masks)))
+        return float(max(1, tokens))
     if cfg.loss_aggregation == "sequence_mean":
-        return float(max(1, len(masks)))
-    return float(max(1, len(masks)) * max_new_tokens)  # Dr. GRPO: a constant per row
+        return float(max(1, rows))
+    return float(max(1, rows) * max_new_tokens)  # Dr. GRPO: a constant per row
 
 
 def _pad(rows: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[torch.Tensor, ...]:
@@ -116,15 +136,15 @@ class Policy:
     def trainable(self) -> dict[str, torch.Tensor]:
         return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
 
-    def ref_logprobs(self, ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+    def ref_logprobs(self, ids: torch.Tensor, attention: torch.Tensor, keep: int | None = None) -> torch.Tensor:
         with torch.no_grad():
             if self.reference is not None:
-                return token_logprobs(self.reference, ids, attention)
+                return token_logprobs(self.reference, ids, attention, keep)
             with self.model.disable_adapter():
-                return token_logprobs(self.model, ids, attention)
+                return token_logprobs(self.model, ids, attention, keep)
 
 
-def build_policy(config: Config) -> Policy:
+def build_policy(config: Config, device: torch.device | None = None) -> Policy:
     """The model to train: a base model with new LoRA adapters, an SFT adapter to continue, or full weights."""
     import copy
 
@@ -132,9 +152,12 @@ def build_policy(config: Config) -> Policy:
 
     from expbank.training.models import load_model
 
-    loaded = load_model(config.actor.model, device="cpu" if not torch.cuda.is_available() else None,
-                        dtype="float32")
-    model, cfg = loaded.model, config.train
+    device = device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    cfg = config.train
+    # a frozen base under LoRA can sit in bf16 on a GPU (PEFT keeps the adapters in fp32); trained weights stay fp32
+    dtype = "bfloat16" if device.type == "cuda" and (cfg.lora or config.actor.adapter) else "float32"
+    loaded = load_model(config.actor.model, device="cpu" if device.type == "cpu" else str(device), dtype=dtype)
+    model = loaded.model
     if config.actor.adapter:
         model = PeftModel.from_pretrained(model.get_base_model() if hasattr(model, "get_base_model") else model,
                                           config.actor.adapter, is_trainable=True)
@@ -150,8 +173,10 @@ def build_policy(config: Config) -> Policy:
 
 
 # ------------------------------------------------------------------------------------ checkpoints
-def save_checkpoint(run_dir: Path, step: int, policy: Policy, optimizer: torch.optim.Optimizer) -> Path:
-    """Write ``checkpoints/step-N`` atomically: trainable weights, adapter/model, optimizer, RNG states."""
+def save_checkpoint(run_dir: Path, step: int, policy: Policy, optimizer: torch.optim.Optimizer,
+                    bank: Path | None = None) -> Path:
+    """Write ``checkpoints/step-N`` atomically: trainable weights, adapter/model, optimizer, RNG states, and
+    the living bank's snapshot (``bank/``, a bank directory ``Bank.open`` reads) when there is one."""
     final = run_dir / "checkpoints" / f"step-{step:05d}"
     staging = final.with_name(final.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -162,6 +187,10 @@ def save_checkpoint(run_dir: Path, step: int, policy: Policy, optimizer: torch.o
     policy.model.save_pretrained(staging / "model")
     policy.tokenizer.save_pretrained(staging / "model")
     (staging / "state.json").write_text(json.dumps({"step": step}) + "\n")
+    if bank is not None:
+        from expbank.training.living_bank import copy_bank
+
+        copy_bank(bank, staging / "bank")
     shutil.rmtree(final, ignore_errors=True)
     staging.rename(final)
     return final
@@ -207,71 +236,156 @@ def _drop_after(run_dir: Path, step: int) -> None:
 
 # ---------------------------------------------------------------------------------------- one step
 def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[list[int], list[int], float]],
-           cfg: TrainConfig, max_new_tokens: int) -> dict[str, float]:
-    """``mu`` optimisation passes over the batch; returns loss, KL and clip statistics."""
+           cfg: TrainConfig, max_new_tokens: int, model: Any = None,
+           dist: Distributed | OneProcess | None = None) -> dict[str, float]:
+    """``mu`` optimisation passes over the step's batch (every rank's rows); returns this rank's share of the
+    loss, KL and clip statistics (summed over ranks they are the batch's).
+
+    ``model`` is what training forwards run through (DDP-wrapped when there are several ranks; default
+    ``policy.model``); the sampling and reference log-probs come from the bare ``policy.model``. The loss is
+    normalised over all ranks' rows, every micro-batch but the last only accumulates gradients, and the last
+    one all-reduces them, so ranks with different numbers of rows (or none) still meet in exactly one
+    all-reduce per pass. Without ``dist`` the update runs in this process alone.
+    """
+    model = policy.model if model is None else model
+    dist = dist or OneProcess(policy.model.device)
     pad_id = policy.tokenizer.pad_token_id
-    chunks = [rows[i: i + cfg.micro_batch_size] for i in range(0, len(rows), cfg.micro_batch_size)]
-    normaliser = batch_normaliser([m for _, m, _ in rows], cfg, max_new_tokens)
+    tokens, count = dist.total([sum(sum(m) for _, m, _ in rows), len(rows)])
+    if count == 0:  # every group was dropped on every rank: nothing to learn from
+        return {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
+    normaliser = normaliser_of(tokens, count, cfg, max_new_tokens)
+    batch = rows or [([pad_id, pad_id], [0, 0], 0.0)]  # a rank without rows joins with a zero-loss row
+    chunks = [batch[i: i + cfg.micro_batch_size] for i in range(0, len(batch), cfg.micro_batch_size)]
     tensors = []
     policy.model.eval()
     with torch.no_grad():  # the sampling policy's log-probs, fixed for all passes
         for chunk in chunks:
             ids, attention, mask = _pad([(i, m) for i, m, _ in chunk], pad_id)
-            old = token_logprobs(policy.model, ids, attention)
-            ref = policy.ref_logprobs(ids, attention) if cfg.beta > 0 else None
-            tensors.append((ids, attention, mask, old, ref, torch.tensor([a for _, _, a in chunk])))
+            ids, attention, mask = ids.to(dist.device), attention.to(dist.device), mask.to(dist.device)
+            keep = loss_positions(mask)
+            mask = mask[:, -keep:]
+            # with one pass the sampling policy is the current one: its log-probs are the live ones, detached
+            old = token_logprobs(policy.model, ids, attention, keep) if cfg.mu > 1 else None
+            ref = policy.ref_logprobs(ids, attention, keep) if cfg.beta > 0 else None
+            advantages = torch.tensor([a for _, _, a in chunk], device=dist.device)
+            tensors.append((ids, attention, mask, old, ref, advantages))
     policy.model.train()
     stats = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
     for _ in range(cfg.mu):
         optimizer.zero_grad()
-        for ids, attention, mask, old, ref, adv in tensors:
-            logp = token_logprobs(policy.model, ids, attention)
-            loss, info = policy_loss(logp, old, adv, mask, cfg, normaliser, ref)
-            loss.backward()
-            share = len(ids) / len(rows)
-            stats["loss"] += float(loss) / cfg.mu
+        for index, (ids, attention, mask, old, ref, adv) in enumerate(tensors):
+            with dist.sync_gradients(model, sync=index == len(tensors) - 1):
+                logp = token_logprobs(model, ids, attention, mask.shape[1])
+                loss, info = policy_loss(logp, logp.detach() if old is None else old, adv, mask, cfg, normaliser, ref)
+                dist.backward(loss)
+            share = len(ids) / count if rows else 0.0
+            stats["loss"] += loss.item() / cfg.mu
             stats["kl"] += info["kl"] * share / cfg.mu
             stats["clip_fraction"] += info["clip_fraction"] * share / cfg.mu
-        torch.nn.utils.clip_grad_norm_(list(policy.trainable().values()), cfg.max_grad_norm)
+        dist.clip(list(policy.trainable().values()), cfg.max_grad_norm)
         optimizer.step()
     policy.model.eval()
     return stats
 
 
+def training_rows(records: list[dict[str, Any]], tokenizer: Any, cfg: TrainConfig, reward: RewardConfig
+                  ) -> tuple[list[tuple[list[int], list[int], float]], int]:
+    """One row (ids, loss mask, advantage) per policy turn, advantages normalised within each task's group;
+    also the number of zero-variance groups. Sets each record's ``_reward``."""
+    by_task: dict[str, list[dict]] = {}
+    for record in records:
+        record["_reward"] = episode_reward(record, reward)
+        by_task.setdefault(record["task_id"], []).append(record)
+    rows, zero_variance = [], 0
+    for group in by_task.values():
+        rewards = [r["_reward"] for r in group]
+        if max(rewards) == min(rewards):
+            zero_variance += 1
+            if cfg.drop_zero_variance:
+                continue
+        for record, advantage in zip(group, group_advantages(rewards, cfg.scale_rewards), strict=True):
+            for conversation in record["_conversations"]:
+                ids, mask = tokenize_conversation(tokenizer, conversation, cfg.max_length)
+                rows.append((ids, mask, advantage))
+    return rows, zero_variance
+
+
+def step_metrics(step: int, records: list[dict[str, Any]], totals: dict[str, float]) -> dict[str, Any]:
+    """The metrics.jsonl line of a step from every rank's episodes and the rank-summed update statistics."""
+    n = max(1, len(records))
+    counters = [record["_stats"] for record in records]
+    reconstruct_turns = sum(c["reconstruct_turns"] for c in counters)
+    return {
+        "step": step, "episodes": len(records),
+        "reward_mean": sum(r["_reward"] for r in records) / n,
+        "format_score": sum(c["format_score"] for c in counters) / n,
+        "success_rate": sum(r["success"] for r in records) / n,
+        "score_mean": sum(r["score"] for r in records) / n,
+        "invalid_rate": sum(r["num_invalid"] for r in records) / max(1, sum(r["num_steps"] for r in records)),
+        "reconstruct_none_rate": sum(c["none_reconstructions"] for c in counters) / reconstruct_turns
+        if reconstruct_turns else None,
+        **totals,
+    }
+
+
 def train(config: Config, resume: bool = False, progress: bool = True, stop_after: int | None = None) -> Path:
-    """Run GRPO as configured; returns the run directory. ``stop_after`` ends early after that step."""
+    """Run GRPO as configured; returns the run directory. ``stop_after`` ends early after that step.
+
+    Under ``accelerate launch`` each rank plays its share of every step's groups; rank 0 writes the run
+    directory (metrics, episodes, checkpoints, the living bank, dev evaluations).
+    """
+    from contextlib import nullcontext
+
     from tqdm import tqdm
 
     from expbank import envs
     from expbank.envs.pool import EnvPool
-    from expbank.training import protocol
+    from expbank.errors import UserError
+    from expbank.training import living_bank, protocol, selection
     from expbank.training.backends import HFBackend
+    from expbank.training.curves import write_curves
     from expbank.training.evaluate import open_memory
     from expbank.training.rollout import RolloutJob, RolloutSettings, rollout
-    from expbank.training.rows import tokenize_conversation
     from expbank.training.runs import fingerprint, prepare_run_dir, write_json
-    from expbank.trajectory import EpisodeWriter, make_episode_id
+    from expbank.trajectory import Episode, EpisodeWriter, make_episode_id
 
     cfg = config.train
-    run_dir = prepare_run_dir(config.run.dir or f"runs/train-{config.env.name}", config)
+    if config.actor.backend != "hf":
+        raise UserError(f"expbank train generates with actor.backend=hf; {config.actor.backend!r} during training "
+                        "is not implemented yet (evaluate an exported checkpoint with it instead)")
+    run_dir = Path(config.run.dir or f"runs/train-{config.env.name}")
+    dist = Distributed(cfg.tracker, run_dir)
+    if dist.is_main:
+        prepare_run_dir(run_dir, config)
+    dist.barrier()
     torch.manual_seed(config.run.seed)
-    policy = build_policy(config)
+    policy = build_policy(config, dist.device)
     optimizer = torch.optim.AdamW(list(policy.trainable().values()), lr=cfg.learning_rate)
     start = 0
     checkpoint = latest_checkpoint(run_dir)
     if checkpoint is not None:
         if not resume:
-            from expbank.errors import UserError
-
             raise UserError(f"{run_dir} already holds checkpoints; pass --resume to continue it")
         start = load_checkpoint(checkpoint, policy, optimizer)
-    _drop_after(run_dir, start)
-    memory = open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": cfg.split})}))
+    model, optimizer = dist.prepare(policy.model, optimizer)
+    if dist.is_main:
+        _drop_after(run_dir, start)
+        selection.forget_after(run_dir, start)
+    bank = living_bank.LivingBank(config, run_dir, dist, checkpoint, start) if living_bank.wanted(config) else None
+    memory = bank.memory if bank else \
+        open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": cfg.split})}))
+    if cfg.eval_every:
+        selection.check(config, bank.path if bank else None)
     env = envs.make(config.env.name, split=cfg.split, data_dir=config.env.data_dir)
     task_ids = env.task_ids()
-    write_json(run_dir / "fingerprint.json", fingerprint(config, env.env_fingerprint(),
-                                                        memory.manifest_hash() if memory else None,
-                                                        protocol.PROMPT_VERSION, {"base_model": config.actor.model}))
+    if dist.is_main:
+        bank_hash = living_bank.source_hash(config) if bank else memory.manifest_hash() if memory else None
+        write_json(run_dir / "fingerprint.json", fingerprint(config, env.env_fingerprint(), bank_hash,
+                                                            protocol.PROMPT_VERSION,
+                                                            {"base_model": config.actor.model,
+                                                             "processes": dist.world}))
+        if cfg.eval_every:
+            selection.write_best(config, run_dir)
     env.close()
     spec = protocol.ProtocolSpec(config.memory.mode, config.memory.retrieval, config.memory.reconstruct)
     settings = RolloutSettings(env=config.env.name, split=cfg.split, arm=config.arm_name(), run_id=run_dir.name,
@@ -281,56 +395,57 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
                                max_new_tokens=config.decoding.max_new_tokens)
     backend = HFBackend.wrap(policy.model, policy.tokenizer, policy.name, batch_size=cfg.micro_batch_size)
     last = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
-    workers = min(config.run.episodes_in_flight, cfg.tasks_per_step * cfg.group_size)
+    tasks_per_step = min(cfg.tasks_per_step, len(task_ids))
+    workers = max(1, min(config.run.episodes_in_flight, len(dist.shard(range(tasks_per_step))) * cfg.group_size))
+    dist.start_tracking("grpo", config.model_dump(mode="json"))
     with EnvPool(config.env.name, cfg.split, config.env.data_dir, workers=workers,
                  max_steps=config.env.max_steps) as pool, \
-            EpisodeWriter(run_dir / "episodes.jsonl") as writer, \
-            tqdm(total=cfg.steps, initial=start, desc="grpo", unit="step", disable=not progress) as bar:
+            (EpisodeWriter(run_dir / "episodes.jsonl") if dist.is_main else nullcontext()) as writer, \
+            tqdm(total=cfg.steps, initial=start, desc="grpo", unit="step",
+                 disable=not (progress and dist.is_main)) as bar:
         for step in range(start + 1, last + 1):
             began = time.perf_counter()
-            tasks = random.Random(f"{config.run.seed}-{step}").sample(task_ids, min(cfg.tasks_per_step, len(task_ids)))
+            # every rank draws the same tasks and plays its share; a task's group stays on one rank
+            tasks = dist.shard(random.Random(f"{config.run.seed}-{step}").sample(task_ids, tasks_per_step))
             jobs = [RolloutJob(make_episode_id(config.env.name, cfg.split, task, policy.name, settings.arm,
                                                config.run.seed, step, g), task, config.run.seed)
                     for task in tasks for g in range(cfg.group_size)]
-            records = sorted(rollout(backend, pool, jobs, settings, memory), key=lambda r: r["episode_id"])
-            by_task: dict[str, list[dict]] = {}
-            for record in records:
-                record["_reward"] = episode_reward(record, config.reward)
-                by_task.setdefault(record["task_id"], []).append(record)
-            rows, zero_variance = [], 0
-            for group in by_task.values():
-                rewards = [r["_reward"] for r in group]
-                if max(rewards) == min(rewards):
-                    zero_variance += 1
-                    if cfg.drop_zero_variance:
-                        continue
-                for record, advantage in zip(group, group_advantages(rewards, cfg.scale_rewards), strict=True):
-                    for conversation in record["_conversations"]:
-                        ids, mask = tokenize_conversation(policy.tokenizer, conversation, cfg.max_length)
-                        rows.append((ids, mask, advantage))
-            stats = update(policy, optimizer, rows, cfg, config.decoding.max_new_tokens) if rows else \
-                {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
-            rewards = [record.pop("_reward") for record in records]
-            formats = [record.pop("_stats")["format_score"] for record in records]
+            records = sorted(rollout(backend, pool, jobs, settings, bank.memory if bank else memory),
+                             key=lambda r: r["episode_id"])
+            rows, zero_variance = training_rows(records, policy.tokenizer, cfg, config.reward)
+            stats = update(policy, optimizer, rows, cfg, config.decoding.max_new_tokens, model, dist)
+            local = {"zero_variance_groups": zero_variance, "rows": len(rows),
+                     "trained_tokens": sum(sum(m) for _, m, _ in rows), **stats}
+            totals = {key: type(value)(total) for (key, value), total in
+                      zip(local.items(), dist.total(list(local.values())), strict=True)}
             for record in records:
                 record.pop("_conversations")
-                writer.write(record)
-            metrics = {
-                "step": step, "episodes": len(records),
-                "reward_mean": sum(rewards) / max(1, len(rewards)),
-                "format_score": sum(formats) / max(1, len(formats)),
-                "success_rate": sum(r["success"] for r in records) / max(1, len(records)),
-                "score_mean": sum(r["score"] for r in records) / max(1, len(records)),
-                "invalid_rate": sum(r["num_invalid"] for r in records) / max(1, sum(r["num_steps"] for r in records)),
-                "zero_variance_groups": zero_variance, "rows": len(rows),
-                "trained_tokens": sum(sum(m) for _, m, _ in rows), "seconds": time.perf_counter() - began, **stats,
-            }
-            with (run_dir / "metrics.jsonl").open("a") as handle:
-                handle.write(json.dumps(metrics, sort_keys=True) + "\n")
-            if step % cfg.checkpoint_every == 0 or step == cfg.steps:
-                save_checkpoint(run_dir, step, policy, optimizer)
-            bar.set_postfix(success=f"{metrics['success_rate']:.2f}", loss=f"{stats['loss']:.3f}")
+            records = sorted(dist.gather(records), key=lambda r: r["episode_id"])
+            metrics = step_metrics(step, records, totals)
+            episodes = [Episode.model_validate({k: v for k, v in r.items() if not k.startswith("_")})
+                        for r in records]
+            if bank:
+                metrics |= bank.after_step(step, episodes)
+            evaluate_now = selection.due(config, step)
+            if evaluate_now and dist.is_main:
+                metrics |= selection.evaluate_dev(config, policy, run_dir, step, bank.path if bank else None)
+            metrics["seconds"] = time.perf_counter() - began
+            if dist.is_main:
+                for episode in episodes:
+                    writer.write(episode)
+                with (run_dir / "metrics.jsonl").open("a") as handle:
+                    handle.write(json.dumps(metrics, sort_keys=True) + "\n")
+                dist.log(metrics, step)
+                if step % cfg.checkpoint_every == 0 or step == cfg.steps or evaluate_now:
+                    save_checkpoint(run_dir, step, policy, optimizer, bank.path if bank else None)
+                    best = selection.write_best(config, run_dir) if cfg.eval_every else None
+                    selection.prune_checkpoints(run_dir, cfg.keep_checkpoints, best and best["step"])
+            dist.barrier()
+            bar.set_postfix(success=f"{metrics['success_rate']:.2f}", loss=f"{metrics['loss']:.3f}")
             bar.update()
+    if dist.is_main:
+        write_curves(run_dir, bank.path if bank else None)
+    dist.end()
     return run_dir
 
 
@@ -340,12 +455,19 @@ def add_arguments(parser) -> None:
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     parser.add_argument("--resume", action="store_true", help="continue from the run directory's last checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    from expbank.training import dry_run
+
+    dry_run.add_arguments(parser)
 
 
 def run(args) -> int:
     from expbank.config import load_config
 
     config = load_config(args.config, args.overrides)
+    if args.dry_run:
+        from expbank.training.dry_run import dry_run
+
+        return dry_run(config, args.accelerate_config, args.num_processes, args.gpu_memory_gb, source=args.config)
     run_dir = train(config, resume=args.resume, progress=not args.no_progress)
     last = latest_checkpoint(run_dir)
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]

