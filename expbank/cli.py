@@ -19,12 +19,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ablate": ("expbank.training.ablate", "run several arms on the same panel with paired statistics"),
     "sft": ("expbank.training.sft", "supervised cold start on expert trajectories (LoRA or full)"),
     "train": ("expbank.training.grpo", "train a policy with multi-turn GRPO (checkpoints, --resume)"),
-    "quickstart": ("expbank.quickstart", "run the whole pipeline on the bundled data"),
+    "quickstart": ("expbank.training.quickstart", "run the whole pipeline on the bundled data"),
     "bank": ("expbank.bank_cli", "build, query, inspect and curate an experience bank"),
     "serve": ("expbank.serve_cli", "serve a bank over HTTP for frozen actors (FastAPI)"),
     "serve-model": ("expbank.training.serve_model", "serve a local model over an OpenAI-compatible API (FastAPI)"),
     "report": ("expbank.training.report_cli", "rebuild summary.json, report.md and plots of a run from its episodes"),
     "compare": ("expbank.training.compare_cli", "paired comparison of two eval runs on the same panel"),
+    "export-model": ("expbank.training.export", "merge a trained checkpoint (LoRA or full) into a folder "
+                     "transformers and vLLM load, with its bank snapshot"),
 }
 
 
