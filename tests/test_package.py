@@ -76,6 +76,3 @@ def test_bad_data_is_one_line_exit_1(tmp_path):
     assert result.returncode == 1
     assert "alfworld-download" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
-
-def test_quickstart_placeholder_exits_0():
-    assert _run("quickstart", "--out", "unused").returncode == 0
