@@ -372,10 +372,11 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
         _drop_after(run_dir, start)
         selection.forget_after(run_dir, start)
     bank = living_bank.LivingBank(config, run_dir, dist, checkpoint, start) if living_bank.wanted(config) else None
+    bank_path = bank.path if bank else None
     memory = bank.memory if bank else \
         open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": cfg.split})}))
     if cfg.eval_every:
-        selection.check(config, bank.path if bank else None)
+        selection.check(config, bank_path)
     env = envs.make(config.env.name, split=cfg.split, data_dir=config.env.data_dir)
     task_ids = env.task_ids()
     if dist.is_main:
@@ -428,7 +429,7 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
                 metrics |= bank.after_step(step, episodes)
             evaluate_now = selection.due(config, step)
             if evaluate_now and dist.is_main:
-                metrics |= selection.evaluate_dev(config, policy, run_dir, step, bank.path if bank else None)
+                metrics |= selection.evaluate_dev(config, policy, run_dir, step, bank_path)
             metrics["seconds"] = time.perf_counter() - began
             if dist.is_main:
                 for episode in episodes:
@@ -437,14 +438,14 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
                     handle.write(json.dumps(metrics, sort_keys=True) + "\n")
                 dist.log(metrics, step)
                 if step % cfg.checkpoint_every == 0 or step == cfg.steps or evaluate_now:
-                    save_checkpoint(run_dir, step, policy, optimizer, bank.path if bank else None)
+                    save_checkpoint(run_dir, step, policy, optimizer, bank_path)
                     best = selection.write_best(config, run_dir) if cfg.eval_every else None
                     selection.prune_checkpoints(run_dir, cfg.keep_checkpoints, best and best["step"])
             dist.barrier()
             bar.set_postfix(success=f"{metrics['success_rate']:.2f}", loss=f"{metrics['loss']:.3f}")
             bar.update()
     if dist.is_main:
-        write_curves(run_dir, bank.path if bank else None)
+        write_curves(run_dir, bank_path)
     dist.end()
     return run_dir
 
