@@ -46,7 +46,7 @@ class WarmRecipe:
     max_length: int = 1024
     learning_rate: float = 3e-3
     seed: int = 0
-    version: int = 2  # bump when the build code changes what it produces
+    version: int = 3  # bump when the build code changes what it produces
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
@@ -70,12 +70,32 @@ def expert_conversations(env: str, history_length: int, workdir: Path) -> list[l
 
 
 def train_tokenizer(texts: list[str], vocab_size: int):
-    """A byte-level BPE (any text encodes; no unknown tokens) with ChatML special tokens."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    """A byte-level BPE (any text encodes; no unknown tokens) with ChatML special tokens.
+
+    It splits text exactly as ``Qwen2Tokenizer`` does (NFC, Qwen's pre-tokenizer regex, byte level): from a
+    folder whose ``config.json`` says ``qwen2``, ``AutoTokenizer`` rebuilds that class from the vocabulary and
+    merges and ignores the saved pipeline, so a BPE trained with any other split would encode differently
+    once saved and loaded again.
+    """
+    from tokenizers import (
+        Regex,
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     from transformers import PreTrainedTokenizerFast
+    from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
 
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
@@ -102,6 +122,8 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     conversations = [c for env in recipe.envs for c in expert_conversations(env, recipe.history_length, workdir)]
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
+    staging = out.with_name(out.name + ".partial")
+    tokenizer.save_pretrained(staging)
 
     threads = torch.get_num_threads()
     torch.set_num_threads(os.cpu_count() or 1)  # no env workers run while it trains
@@ -111,6 +133,8 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
                          num_attention_heads=recipe.heads, num_key_value_heads=recipe.heads // 2,
                          max_position_embeddings=4096, tie_word_embeddings=True,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    config.save_pretrained(staging)
+    _check_round_trip(tokenizer, staging, conversations, rows, recipe.max_length)
     model = Qwen2ForCausalLM(config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 20))
@@ -128,14 +152,27 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     torch.set_num_threads(threads)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
-    staging = out.with_name(out.name + ".partial")
     model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
     (staging / "tiny-warm.json").write_text(json.dumps({
         "recipe": asdict(recipe), "conversations": len(conversations), "final_loss": loss.item(),
         "seconds": round(time.perf_counter() - began, 1)}, indent=2) + "\n")
     staging.rename(out)
     return out
+
+
+def _check_round_trip(tokenizer, folder: Path, conversations: list[list[dict]], rows: list, max_length: int) -> None:
+    """Fail the build unless the saved folder's tokenizer, loaded as every user loads it, encodes the training
+    rows to the same ids (``AutoTokenizer`` may rebuild the tokenizer class the model config implies)."""
+    from transformers import AutoTokenizer
+
+    from expbank.training.rows import tokenize_conversation
+
+    loaded = AutoTokenizer.from_pretrained(folder)
+    for conversation, row in zip(conversations, rows, strict=True):
+        if tokenize_conversation(loaded, conversation, max_length) != row:
+            raise RuntimeError(f"{folder}: the saved tokenizer ({type(loaded).__name__}) encodes the warm-up "
+                               "transcripts differently from the one trained; the model would be trained on "
+                               "other ids than it reads")
 
 
 def _lm_loss(model, batch: list[tuple[list[int], list[int]]], pad_id: int):
