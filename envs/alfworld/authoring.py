@@ -189,11 +189,24 @@ def plan_walkthrough(game_file: Path) -> list[str]:
     import textworld
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
 
-    infos = textworld.EnvInfos(won=True, admissible_commands=True, policy_commands=True)
+    infos = textworld.EnvInfos(policy_commands=True)
     env = textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(shuffle=False)])
     try:
         plan = list(env.reset().policy_commands)
-        env.request_infos.policy_commands = False
+    finally:
+        env.close()
+    check_walkthrough(game_file, plan)
+    return plan
+
+
+def check_walkthrough(game_file: Path, plan: list[str]) -> None:
+    """Play ``plan`` on the real engine; raise unless every action is admissible and the last one wins."""
+    import textworld
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
+
+    infos = textworld.EnvInfos(won=True, admissible_commands=True)
+    env = textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(shuffle=False)])
+    try:
         state = env.reset()
         for command in plan:
             if command not in state.admissible_commands:
@@ -201,6 +214,5 @@ def plan_walkthrough(game_file: Path) -> list[str]:
             state, _, _ = env.step(command)
         if not state.won:
             raise RuntimeError(f"{game_file}: the planned walkthrough does not win")
-        return plan
     finally:
         env.close()

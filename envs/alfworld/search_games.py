@@ -1,0 +1,132 @@
+"""The ``search`` game family: small ALFWorld rooms where the goal object must be looked for.
+
+Every game is one room with five surfaces and a garbage can, none of them closed. The goal object (a food
+item) lies on one surface, other objects on the rest, and the task is ``pick_and_place_simple``: put the
+object on another surface or in the garbage can. The planner's walkthrough goes straight to the object,
+because it knows where it lies; a policy does not, so imitating the walkthrough teaches a guess, and only
+trying (go to a surface, look, go on) wins reliably. That gap is what a GRPO learning check needs: a skill
+reinforcement learning can add on top of imitation, on the real engine, with short observations a tiny
+model reads quickly.
+
+:func:`write_search_games` writes the family in the official data layout (``<root>/<split>/<task>/<trial>/``
+with ``game.tw-pddl``), so it loads through ``data_dir`` like ``alfworld-download``'s folder. Which
+(object, place, target) triples go to which split is fixed by ``seed``; held-out splits share no triple
+with ``train``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+from expbank.envs.alfworld.authoring import (
+    Scene,
+    Task,
+    check_walkthrough,
+    plan_walkthrough,
+    write_game_source,
+)
+
+SURFACES = ("CoffeeTable", "CounterTop", "DiningTable", "Shelf", "SideTable")
+TARGETS = SURFACES + ("GarbageCan",)
+GOAL_OBJECTS = ("Apple", "Bread", "Egg", "Potato", "Tomato")
+DISTRACTORS = ("Book", "Bowl", "Cup", "Mug", "Plate", "Vase")
+SPLIT_SIZES = {"valid_unseen": 48, "dev": 12}  # the rest of the 125 triples is train
+SCENE_NUMBER = 960
+
+
+def search_triples(seed: int = 0) -> dict[str, list[tuple[str, str, str]]]:
+    """(object, surface it lies on, target) triples per split, shuffled by ``seed``."""
+    triples = [(obj, place, target) for obj, place, target in itertools.product(GOAL_OBJECTS, SURFACES, TARGETS)
+               if target != place]
+    random.Random(seed).shuffle(triples)
+    splits, start = {}, 0
+    for split, size in SPLIT_SIZES.items():
+        splits[split] = sorted(triples[start:start + size])
+        start += size
+    splits["train"] = sorted(triples[start:])
+    return splits
+
+
+def search_game(obj: str, place: str, target: str, rng: random.Random) -> tuple[Scene, Task]:
+    """One game: ``obj`` on ``place``, one or two distractors on each other surface."""
+    objects: dict[str, tuple[int, ...]] = {obj: (TARGETS.index(place),)}
+    for index, surface in enumerate(SURFACES):
+        if surface != place:
+            for distractor in rng.sample(DISTRACTORS, rng.randint(1, 2)):
+                objects[distractor] = objects.get(distractor, ()) + (index,)
+    return Scene(SCENE_NUMBER, TARGETS, objects), Task("pick_and_place_simple", obj, target)
+
+
+def walkthrough(obj: str, place: str, target: str) -> list[str]:
+    """The shortest win, in ALFWorld 0.4's command vocabulary (checked on the engine when written)."""
+    obj, place, target = obj.lower(), place.lower(), target.lower()
+    return [f"go to {place} 1", f"take {obj} 1 from {place} 1", f"go to {target} 1", f"move {obj} 1 to {target} 1"]
+
+
+def write_search_games(root: Path, seed: int = 0, train_variants: int = 1, progress: bool = False,
+                       triples: dict[str, list[tuple[str, str, str]]] | None = None) -> Path:
+    """Write the whole family under ``root`` (train, dev, valid_unseen); each walkthrough checked once.
+
+    ``train_variants`` games per train triple, each with other distractors (more demonstrations to imitate);
+    ``triples`` replaces :func:`search_triples` (a few games for tests).
+
+    Writing into ``root`` happens in a staging folder that is renamed at the end, so an interrupted run
+    leaves no half-written data behind; an existing complete folder is returned as it is.
+    """
+    import shutil
+    import tempfile
+
+    from alfworld.info import ALFRED_PDDL_PATH, ALFRED_TWL2_PATH
+    from tqdm import tqdm
+
+    from expbank.envs.alfworld.games import goal_grammar
+
+    root = Path(root)
+    if (root / "COMPLETE").exists():
+        return root
+    domain, grammar = Path(ALFRED_PDDL_PATH).read_text(), Path(ALFRED_TWL2_PATH).read_text()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{root.name}-", dir=root.parent))
+    rng = random.Random(seed)
+    games = [(split, i, triple) for split, triples in (triples or search_triples(seed)).items()
+             for i, triple in enumerate(t for t in triples for _ in range(train_variants if split == "train" else 1))]
+    for split, index, (obj, place, target) in tqdm(games, desc="search games", disable=not progress):
+        scene, task = search_game(obj, place, target, rng)
+        trial = f"trial_S{seed}_{split[:2]}{index:03d}"
+        folder = write_game_source(staging / split, scene, task, trial)
+        task_id = folder.relative_to(staging / split).as_posix()
+        traj = json.loads((folder / "traj_data.json").read_text())
+        game = {"pddl_domain": domain, "grammar": goal_grammar(grammar, traj, task_id),
+                "pddl_problem": (folder / "initial_state.pddl").read_text(), "solvable": True, "walkthrough": None}
+        (folder / "game.tw-pddl").write_text(json.dumps(game))
+        game["walkthrough"] = walkthrough(obj, place, target)
+        try:
+            check_walkthrough(folder / "game.tw-pddl", game["walkthrough"])
+        except RuntimeError:  # another ALFWorld command vocabulary: ask the planner
+            game["walkthrough"] = plan_walkthrough(folder / "game.tw-pddl")
+        write_game_source(staging / split, scene, task, trial, game["walkthrough"])
+        (folder / "game.tw-pddl").write_text(json.dumps(game))
+    (staging / "COMPLETE").write_text(json.dumps({"seed": seed, "train_variants": train_variants, "games": len(games)}) + "\n")
+    if root.exists():
+        shutil.rmtree(root)
+    staging.rename(root)
+    return root
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="write the ALFWorld search game family (official data layout)")
+    parser.add_argument("out", type=Path, help="folder to write; pass it as env.data_dir")
+    parser.add_argument("--seed", type=int, default=0, help="which triples go to which split, and distractors")
+    parser.add_argument("--train-variants", type=int, default=1, help="games per train triple")
+    args = parser.parse_args()
+    root = write_search_games(args.out, args.seed, args.train_variants, progress=True)
+    print(f"{root}: {json.loads((root / 'COMPLETE').read_text())['games']} games")
+
+
+if __name__ == "__main__":
+    main()
