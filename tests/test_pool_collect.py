@@ -41,7 +41,9 @@ def test_collect_resumes_after_an_interruption(tmp_path):
     out = tmp_path / "r.jsonl"
     command = ["expbank", "collect", "--env", "alfworld", "--split", "dev", "--policy", "random",
                "--episodes", "4", "--seeds", "2", "--max-steps", "8", "--out", str(out)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # a shell's background job starts with SIGINT ignored, and children inherit that: restore Ctrl-C
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     while time.time() < deadline and (not out.exists() or out.read_text().count("\n") < 2):
         time.sleep(0.2)
