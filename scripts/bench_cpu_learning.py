@@ -25,10 +25,10 @@ import json
 import time
 from pathlib import Path
 
-from expbank.config import config_from_tree
+from expbank.config import Config, config_from_tree
 
 
-def run_config(args: argparse.Namespace, out: Path) -> object:
+def run_config(args: argparse.Namespace, out: Path) -> Config:
     """The one config every stage shares (panel, actor, protocol, SFT and GRPO settings)."""
     tree = {
         "env": {"name": "alfworld", "split": "valid_unseen", "max_steps": args.max_steps,

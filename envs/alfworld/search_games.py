@@ -26,6 +26,7 @@ from expbank.envs.alfworld.authoring import (
     Task,
     check_walkthrough,
     plan_walkthrough,
+    traj_data,
     write_game_source,
 )
 
@@ -96,19 +97,18 @@ def write_search_games(root: Path, seed: int = 0, train_variants: int = 1, progr
     for split, index, (obj, place, target) in tqdm(games, desc="search games", disable=not progress):
         scene, task = search_game(obj, place, target, rng)
         trial = f"trial_S{seed}_{split[:2]}{index:03d}"
-        folder = write_game_source(staging / split, scene, task, trial)
+        plan = walkthrough(obj, place, target)
+        folder = write_game_source(staging / split, scene, task, trial, plan)
         task_id = folder.relative_to(staging / split).as_posix()
-        traj = json.loads((folder / "traj_data.json").read_text())
-        game = {"pddl_domain": domain, "grammar": goal_grammar(grammar, traj, task_id),
-                "pddl_problem": (folder / "initial_state.pddl").read_text(), "solvable": True, "walkthrough": None}
+        game = {"pddl_domain": domain, "grammar": goal_grammar(grammar, traj_data(scene, task, trial), task_id),
+                "pddl_problem": (folder / "initial_state.pddl").read_text(), "solvable": True, "walkthrough": plan}
         (folder / "game.tw-pddl").write_text(json.dumps(game))
-        game["walkthrough"] = walkthrough(obj, place, target)
         try:
-            check_walkthrough(folder / "game.tw-pddl", game["walkthrough"])
-        except RuntimeError:  # another ALFWorld command vocabulary: ask the planner
+            check_walkthrough(folder / "game.tw-pddl", plan)
+        except RuntimeError:  # another ALFWorld command vocabulary: ask the planner, then store its plan
             game["walkthrough"] = plan_walkthrough(folder / "game.tw-pddl")
-        write_game_source(staging / split, scene, task, trial, game["walkthrough"])
-        (folder / "game.tw-pddl").write_text(json.dumps(game))
+            write_game_source(staging / split, scene, task, trial, game["walkthrough"])
+            (folder / "game.tw-pddl").write_text(json.dumps(game))
     (staging / "COMPLETE").write_text(json.dumps({"seed": seed, "train_variants": train_variants, "games": len(games)}) + "\n")
     if root.exists():
         shutil.rmtree(root)
