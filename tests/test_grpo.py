@@ -143,3 +143,38 @@ def test_micro_batches_add_up_to_the_whole_batch():
     whole, _ = policy_loss(LOGP, OLD, ADV, MASK, cfg, 5.0)
     parts = [policy_loss(LOGP[i:i + 1], OLD[i:i + 1], ADV[i:i + 1], MASK[i:i + 1], cfg, 5.0)[0] for i in range(2)]
     assert float(sum(parts)) == pytest.approx(float(whole))
+
+
+def test_lora_run_from_an_sft_adapter_keeps_its_start_as_the_kl_reference(tmp_path):
+    """Continuing an SFT adapter with KL: the reference is base + SFT adapter (KL 0 at step 0), not the bare
+    base, and only the run's own adapter trains and is saved."""
+    from peft import LoraConfig, get_peft_model
+
+    from expbank.config import config_from_tree
+    from expbank.training.grpo import build_policy, save_checkpoint, token_logprobs
+    from expbank.training.models import load_model
+
+    loaded = load_model("tiny-random")
+    sft = get_peft_model(loaded.model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM",
+                                                  init_lora_weights=False))
+    sft.save_pretrained(tmp_path / "sft")
+    config = config_from_tree({
+        "env": {"name": "webshop", "split": "test"}, "report": {"splits": ["test"]},
+        "actor": {"backend": "hf", "model": "tiny-random", "adapter": str(tmp_path / "sft")},
+        "train": {"beta": 0.04}}, "test")
+    policy = build_policy(config, torch.device("cpu"))
+    ids = torch.randint(3, 100, (2, 12), generator=torch.Generator().manual_seed(0))
+    attention = torch.ones_like(ids)
+    trainable_before = sorted(policy.trainable())
+    with torch.no_grad():
+        start = token_logprobs(policy.model, ids, attention)
+        with policy.model.disable_adapter():
+            bare_base = token_logprobs(policy.model, ids, attention)
+    assert torch.allclose(policy.ref_logprobs(ids, attention), start)
+    assert not torch.allclose(bare_base, start, atol=1e-4)  # the adapter matters: the base is another reference
+    assert sorted(policy.trainable()) == trainable_before and trainable_before
+    assert all(".reference." not in name for name in trainable_before)
+    optimizer = torch.optim.AdamW(policy.trainable().values())
+    save_checkpoint(tmp_path / "run", 1, policy, optimizer)
+    saved = tmp_path / "run" / "checkpoints" / "step-00001" / "model"
+    assert (saved / "adapter_config.json").exists() and not (saved / "reference").exists()

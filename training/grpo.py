@@ -10,7 +10,8 @@ Each step:
    policy-written tokens carry loss, so observe, retrieve, critique, reconstruct and action are all trained)
    with its episode's advantage;
 4. take ``mu`` optimisation passes with the clipped importance-ratio objective (and an optional k3 KL to the
-   reference: with LoRA, the base model with adapters disabled);
+   reference, the policy the run started from: with new LoRA adapters the base with adapters disabled, when
+   continuing an SFT adapter a frozen copy of it);
 5. log metrics and checkpoint (trainable weights, optimizer, RNG states, step) for ``--resume``.
 """
 
@@ -132,6 +133,7 @@ class Policy:
     tokenizer: Any
     name: str
     reference: Any = None  # a frozen copy for full fine-tuning with KL; LoRA uses disabled adapters
+    reference_adapter: str | None = None  # a frozen copy of the SFT adapter a LoRA run continues
 
     def trainable(self) -> dict[str, torch.Tensor]:
         return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
@@ -140,6 +142,12 @@ class Policy:
         with torch.no_grad():
             if self.reference is not None:
                 return token_logprobs(self.reference, ids, attention, keep)
+            if self.reference_adapter is not None:
+                self.model.set_adapter(self.reference_adapter)  # PEFT also moves requires_grad to it ...
+                try:
+                    return token_logprobs(self.model, ids, attention, keep)
+                finally:
+                    self.model.set_adapter("default")  # ... and back
             with self.model.disable_adapter():
                 return token_logprobs(self.model, ids, attention, keep)
 
@@ -166,10 +174,14 @@ def build_policy(config: Config, device: torch.device | None = None) -> Policy:
                                                  lora_dropout=cfg.lora_dropout, task_type="CAUSAL_LM",
                                                  target_modules=cfg.lora_target_modules))
     is_peft = hasattr(model, "disable_adapter")
-    reference = None
+    reference, reference_adapter = None, None
     if cfg.beta > 0 and not is_peft:
         reference = copy.deepcopy(model).eval().requires_grad_(False)
-    return Policy(model, loaded.tokenizer, config.actor.model, reference)
+    if cfg.beta > 0 and config.actor.adapter:  # KL to where the run starts (base + SFT), not to the bare base
+        reference_adapter = "reference"
+        model.load_adapter(config.actor.adapter, adapter_name=reference_adapter, is_trainable=False)
+        model.set_adapter("default")
+    return Policy(model, loaded.tokenizer, config.actor.model, reference, reference_adapter)
 
 
 # ------------------------------------------------------------------------------------ checkpoints
@@ -184,7 +196,10 @@ def save_checkpoint(run_dir: Path, step: int, policy: Policy, optimizer: torch.o
     torch.save({n: p.detach().cpu() for n, p in policy.trainable().items()}, staging / "trainable.pt")
     torch.save(optimizer.state_dict(), staging / "optimizer.pt")
     torch.save({"torch": torch.get_rng_state(), "python": random.getstate()}, staging / "rng.pt")
-    policy.model.save_pretrained(staging / "model")
+    if policy.reference_adapter is not None:  # the frozen reference is the run's input, not its output
+        policy.model.save_pretrained(staging / "model", selected_adapters=["default"])
+    else:
+        policy.model.save_pretrained(staging / "model")
     policy.tokenizer.save_pretrained(staging / "model")
     (staging / "state.json").write_text(json.dumps({"step": step}) + "\n")
     if bank is not None:
