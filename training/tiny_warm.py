@@ -150,13 +150,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     model = Qwen2ForCausalLM(config)
     model.train()
     sequences = torch.Generator().manual_seed(recipe.seed)
-    if recipe.induction_steps:
-        optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.induction_learning_rate, weight_decay=0.0)
-        for _ in tqdm(range(recipe.induction_steps), desc="tiny-warm copy task", unit="step", disable=not progress):
-            copy_loss = _induction_loss(model, recipe.induction_batch_size, recipe, sequences)
-            optimizer.zero_grad()
-            copy_loss.backward()
-            optimizer.step()
+    copy_loss = train_copy_task(model, recipe, sequences, progress) if recipe.induction_steps else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 20))
     order = random.Random(recipe.seed)
@@ -179,7 +173,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     model.save_pretrained(staging)
     (staging / "tiny-warm.json").write_text(json.dumps({
         "recipe": asdict(recipe), "conversations": len(conversations), "final_loss": loss.item(),
-        "final_copy_loss": copy_loss.item() if recipe.induction_steps or recipe.induction_mix_batch_size else None,
+        "final_copy_loss": None if copy_loss is None else float(copy_loss),
         "seconds": round(time.perf_counter() - began, 1)}, indent=2) + "\n")
     staging.rename(out)
     return out
@@ -189,12 +183,12 @@ def answer_accuracy(folder: Path, conversations: list[list[dict]], max_length: i
     """The fraction of the expert's answer tokens the model predicts (greedy, teacher-forced): on held-out
     transcripts, a direct measure of whether it copies the names its answers need."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from expbank.training.models import load_model
     from expbank.training.rows import tokenize_conversation
 
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    loaded = load_model(str(folder), device="cpu")
+    model, tokenizer = loaded.model.eval(), loaded.tokenizer
     right = total = 0
     with torch.no_grad():
         for conversation in conversations:
@@ -219,6 +213,20 @@ def _check_round_trip(folder: Path, conversations: list[list[dict]], rows: list,
             raise RuntimeError(f"{folder}: the saved tokenizer ({type(loaded).__name__}) encodes the warm-up "
                                "transcripts differently from the one trained; the model would be trained on "
                                "other ids than it reads")
+
+
+def train_copy_task(model, recipe: WarmRecipe, generator, progress: bool = False) -> float:
+    """``recipe.induction_steps`` AdamW steps of the copy task (its own optimizer); returns the last loss."""
+    import torch
+    from tqdm import tqdm
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.induction_learning_rate, weight_decay=0.0)
+    for _ in tqdm(range(recipe.induction_steps), desc="tiny-warm copy task", unit="step", disable=not progress):
+        loss = _induction_loss(model, recipe.induction_batch_size, recipe, generator)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
 
 
 def _induction_loss(model, batch_size: int, recipe: WarmRecipe, generator):
