@@ -178,3 +178,35 @@ def test_lora_run_from_an_sft_adapter_keeps_its_start_as_the_kl_reference(tmp_pa
     save_checkpoint(tmp_path / "run", 1, policy, optimizer)
     saved = tmp_path / "run" / "checkpoints" / "step-00001" / "model"
     assert (saved / "adapter_config.json").exists() and not (saved / "reference").exists()
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.5])
+def test_the_update_takes_log_probs_at_the_sampling_temperature(temperature):
+    """The gradient of ``update`` is that of the loss on log_softmax(logits / T), the distribution the
+    rollouts sampled from, not on the untempered one."""
+    from expbank.training.grpo import Policy, loss_positions, update
+    from expbank.training.models import load_model
+
+    loaded = load_model("tiny-random", device="cpu", dtype="float32")
+    model, tokenizer = loaded.model, loaded.tokenizer
+    ids, mask = tokenize_conversation(tokenizer, AGENTIC_TURN)
+    cfg = TrainConfig(lora=False, max_grad_norm=1e9)
+    update(Policy(model, tokenizer, "tiny-random"), torch.optim.SGD(model.parameters(), lr=0.0),
+           [(ids, mask, 1.0)], cfg, 8, temperature=temperature)
+    got = {name: p.grad.clone() for name, p in model.named_parameters()}
+
+    def grads_at(t: float) -> dict[str, torch.Tensor]:
+        model.zero_grad()
+        target, kept = torch.tensor([ids]), torch.tensor([mask[1:]])
+        keep = loss_positions(kept)
+        logits = model(input_ids=target).logits[:, :-1].float() / t
+        logp = torch.gather(logits.log_softmax(-1), 2, target[:, 1:, None]).squeeze(-1)[:, -keep:]
+        loss, _ = policy_loss(logp, logp.detach(), torch.tensor([1.0]), kept[:, -keep:], cfg,
+                              normaliser=float(sum(mask)))
+        loss.backward()
+        return {name: p.grad.clone() for name, p in model.named_parameters()}
+
+    expected, untempered = grads_at(temperature), grads_at(1.0)
+    for name, grad in got.items():
+        assert torch.allclose(grad, expected[name], atol=1e-7, rtol=1e-4), name
+    assert any(not torch.allclose(g, untempered[n], atol=1e-7, rtol=1e-4) for n, g in got.items()) == (temperature != 1.0)

@@ -54,16 +54,19 @@ def group_advantages(rewards: list[float], scale: bool, eps: float = 1e-4) -> li
 
 
 # ------------------------------------------------------------------------------------------- loss
-def token_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int | None = None
-                   ) -> torch.Tensor:
-    """log p(token_t | tokens_<t) for the last ``keep`` of t = 1..T-1 (all when None; shape [batch, keep]).
+def token_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int | None = None,
+                   temperature: float = 1.0) -> torch.Tensor:
+    """log p(token_t | tokens_<t) for the last ``keep`` of t = 1..T-1 (all when None; shape [batch, keep]),
+    under the distribution the rollouts sampled from (logits divided by ``temperature``, as TRL does): with
+    samples drawn at T < 1 and log-probs taken at T = 1, a batch whose advantages do not sum to zero over its
+    rows (failed episodes have more turns) pushes the policy towards a flatter distribution at every step.
 
     Only the kept positions go through the LM head: most of a row is prompt, and full-vocabulary logits
     at every prompt position would dominate the update's time and memory.
     """
     keep = input_ids.shape[1] - 1 if keep is None else keep
     logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep + 1).logits
-    logits = logits[:, :-1].float()
+    logits = logits[:, :-1].float() / temperature
     return torch.gather(logits.log_softmax(-1), 2, input_ids[:, -keep:, None]).squeeze(-1)
 
 
@@ -138,18 +141,19 @@ class Policy:
     def trainable(self) -> dict[str, torch.Tensor]:
         return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
 
-    def ref_logprobs(self, ids: torch.Tensor, attention: torch.Tensor, keep: int | None = None) -> torch.Tensor:
+    def ref_logprobs(self, ids: torch.Tensor, attention: torch.Tensor, keep: int | None = None,
+                     temperature: float = 1.0) -> torch.Tensor:
         with torch.no_grad():
             if self.reference is not None:
-                return token_logprobs(self.reference, ids, attention, keep)
+                return token_logprobs(self.reference, ids, attention, keep, temperature)
             if self.reference_adapter is not None:
                 self.model.set_adapter(self.reference_adapter)  # PEFT also moves requires_grad to it ...
                 try:
-                    return token_logprobs(self.model, ids, attention, keep)
+                    return token_logprobs(self.model, ids, attention, keep, temperature)
                 finally:
                     self.model.set_adapter("default")  # ... and back
             with self.model.disable_adapter():
-                return token_logprobs(self.model, ids, attention, keep)
+                return token_logprobs(self.model, ids, attention, keep, temperature)
 
 
 def build_policy(config: Config, device: torch.device | None = None) -> Policy:
@@ -252,7 +256,7 @@ def _drop_after(run_dir: Path, step: int) -> None:
 # ---------------------------------------------------------------------------------------- one step
 def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[list[int], list[int], float]],
            cfg: TrainConfig, max_new_tokens: int, model: Any = None,
-           dist: Distributed | OneProcess | None = None) -> dict[str, float]:
+           dist: Distributed | OneProcess | None = None, temperature: float = 1.0) -> dict[str, float]:
     """``mu`` optimisation passes over the step's batch (every rank's rows); returns this rank's share of the
     loss, KL and clip statistics (summed over ranks they are the batch's).
 
@@ -260,7 +264,8 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
     ``policy.model``); the sampling and reference log-probs come from the bare ``policy.model``. The loss is
     normalised over all ranks' rows, every micro-batch but the last only accumulates gradients, and the last
     one all-reduces them, so ranks with different numbers of rows (or none) still meet in exactly one
-    all-reduce per pass. Without ``dist`` the update runs in this process alone.
+    all-reduce per pass. Without ``dist`` the update runs in this process alone. All log-probs are taken at
+    the sampling ``temperature``.
     """
     model = policy.model if model is None else model
     dist = dist or OneProcess(policy.model.device)
@@ -280,8 +285,8 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
             keep = loss_positions(mask)
             mask = mask[:, -keep:]
             # with one pass the sampling policy is the current one: its log-probs are the live ones, detached
-            old = token_logprobs(policy.model, ids, attention, keep) if cfg.mu > 1 else None
-            ref = policy.ref_logprobs(ids, attention, keep) if cfg.beta > 0 else None
+            old = token_logprobs(policy.model, ids, attention, keep, temperature) if cfg.mu > 1 else None
+            ref = policy.ref_logprobs(ids, attention, keep, temperature) if cfg.beta > 0 else None
             advantages = torch.tensor([a for _, _, a in chunk], device=dist.device)
             tensors.append((ids, attention, mask, old, ref, advantages))
     policy.model.train()
@@ -290,7 +295,7 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
         optimizer.zero_grad()
         for index, (ids, attention, mask, old, ref, adv) in enumerate(tensors):
             with dist.sync_gradients(model, sync=index == len(tensors) - 1):
-                logp = token_logprobs(model, ids, attention, mask.shape[1])
+                logp = token_logprobs(model, ids, attention, mask.shape[1], temperature)
                 loss, info = policy_loss(logp, logp.detach() if old is None else old, adv, mask, cfg, normaliser, ref)
                 dist.backward(loss)
             share = len(ids) / count if rows else 0.0
@@ -429,7 +434,8 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
             records = sorted(rollout(backend, pool, jobs, settings, bank.memory if bank else memory),
                              key=lambda r: r["episode_id"])
             rows, zero_variance = training_rows(records, policy.tokenizer, cfg, config.reward)
-            stats = update(policy, optimizer, rows, cfg, config.decoding.max_new_tokens, model, dist)
+            stats = update(policy, optimizer, rows, cfg, config.decoding.max_new_tokens, model, dist,
+                           settings.temperature)
             local = {"zero_variance_groups": zero_variance, "rows": len(rows),
                      "trained_tokens": sum(sum(m) for _, m, _ in rows), **stats}
             totals = {key: type(value)(total) for (key, value), total in
