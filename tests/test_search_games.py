@@ -30,3 +30,27 @@ def test_written_games_load_and_the_walkthrough_wins_only_where_the_object_lies(
     for action in ["go to shelf 1", "take apple 1 from shelf 1", "go to garbagecan 1", "move apple 1 to garbagecan 1"]:
         _, reward, terminated, _, info = env.step(action)
     assert terminated and info["won"]
+
+
+def test_homes_games_keep_each_food_on_its_home_and_the_expert_searches_until_it_is_found(tmp_path):
+    from expbank.envs.alfworld.search_games import HOMES, home_triples
+    from expbank.training.collect import collect
+    from expbank.trajectory import read_episodes
+
+    triples = home_triples({"train": 2}, targets=("GarbageCan",))
+    assert len(triples["train"]) == 10 and all(place == HOMES[obj] for obj, place, _ in triples["train"])
+    assert len(home_triples({"train": 1})["train"]) == 25  # every food to each target but its home
+    root = write_search_games(tmp_path / "homes", seed=0, searching=True,
+                              triples={"train": triples["train"][:4], "dev": triples["train"][4:5]})
+    collect("alfworld", "train", "expert", tmp_path / "expert.jsonl", data_dir=str(root), progress=False)
+    episodes = list(read_episodes(tmp_path / "expert.jsonl"))
+    assert len(episodes) == 4 and all(e.success for e in episodes)  # every searching walkthrough wins
+    looks = []
+    for episode in episodes:
+        food = next(f for f in HOMES if f.lower() in episode.task)
+        actions = [step.action for step in episode.steps]
+        took = next(i for i, a in enumerate(actions) if a.startswith("take"))
+        assert actions[took] == f"take {food.lower()} 1 from {HOMES[food].lower()} 1"
+        assert all(a.startswith("go to") for a in actions[:took])  # it looked before taking
+        looks.append(took)
+    assert max(looks) > 1  # some walkthrough looked at other surfaces first

@@ -52,3 +52,20 @@ def test_copy_task_is_learnt_within_its_steps():
     last = train_copy_task(model, recipe, sequences)
     assert first > math.log(600) - 0.5
     assert last < 0.5
+
+
+def test_a_recipe_on_a_game_folder_names_its_games_and_warms_up_on_their_transcripts(tmp_path):
+    import shutil
+
+    from expbank.envs.alfworld.search_games import write_search_games
+    from expbank.training.tiny_warm import WarmRecipe, expert_conversations
+
+    dev = [("Bread", "SideTable", "Shelf")]  # without a dev folder, dev would be carved out of train
+    egg = write_search_games(tmp_path / "a", triples={"train": [("Egg", "CounterTop", "Shelf")] * 2, "dev": dev})
+    egg_key = WarmRecipe(envs=("alfworld",), alfworld_data=str(egg)).key()
+    shutil.rmtree(egg)  # the same folder rewritten with other games names another model
+    first = write_search_games(tmp_path / "a", triples={"train": [("Apple", "Shelf", "GarbageCan")], "dev": dev})
+    assert len({egg_key, WarmRecipe(envs=("alfworld",), alfworld_data=str(first)).key(), WarmRecipe().key()}) == 3
+    conversations = expert_conversations("alfworld", 1, tmp_path / "work", data_dir=str(first))
+    assert conversations and all("apple" in c[1]["content"] for c in conversations)
+    assert conversations[0][-1]["content"].endswith("<action>go to shelf 1</action>")

@@ -42,6 +42,8 @@ class WarmRecipe:
     """Everything that determines the built model (its hash names the cache folder)."""
 
     envs: tuple[str, ...] = ("webshop", "alfworld")
+    alfworld_data: str | None = None  # an official-layout game folder for the ALFWorld transcripts (None: bundled)
+    alfworld_split: str = "train"  # the split of it the expert plays
     vocab_size: int = 2048
     hidden_size: int = 128
     layers: int = 4
@@ -61,23 +63,40 @@ class WarmRecipe:
     version: int = 4  # bump when the build code changes what it produces
 
     def key(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
+        """Names the cache folder: the recipe, and the train games' fingerprint when ``alfworld_data`` is set
+        (a folder rewritten with other games is another recipe)."""
+        fields = asdict(self)
+        if self.alfworld_data is not None:
+            fields["alfworld_data"] = _games_fingerprint(self.alfworld_data, self.alfworld_split)
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def expert_conversations(env: str, history_length: int, workdir: Path, split: str = "train") -> list[list[dict]]:
-    """The expert's episodes on ``split`` as rollout-layout conversations (memory none)."""
+def _games_fingerprint(data_dir: str, split: str) -> str:
+    from expbank.envs.alfworld.games import game_set_hash, list_games
+
+    return game_set_hash(list_games(split, data_dir))
+
+
+def expert_conversations(env: str, history_length: int, workdir: Path, split: str = "train",
+                         data_dir: str | None = None) -> list[list[dict]]:
+    """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
+    conversations (memory none)."""
     from expbank.training import protocol
     from expbank.training.collect import collect
     from expbank.training.sft import records_from_episode
     from expbank.trajectory import read_episodes
 
-    path = workdir / f"{env}-{split}-expert.jsonl"
-    collect(env, split, "expert", path, workers=2, progress=False)
+    source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
+    path = workdir / f"{env}-{split}-{source}-expert.jsonl"
+    collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
     spec = protocol.ProtocolSpec("none")
     conversations = []
     for episode in read_episodes(path):
         if episode.success:
             conversations += records_from_episode(episode, spec, None, history_length)
+    if not conversations:
+        raise RuntimeError(f"{path}: no won expert episode of {env}/{split} to warm up on (delete the file to "
+                           "collect it again)")
     return conversations
 
 
@@ -131,7 +150,9 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     began = time.perf_counter()
     workdir = cache_dir("models") / "tiny-warm-transcripts"  # shared by recipes
     workdir.mkdir(parents=True, exist_ok=True)
-    conversations = [c for env in recipe.envs for c in expert_conversations(env, recipe.history_length, workdir)]
+    conversations = [c for env in recipe.envs for c in (
+        expert_conversations(env, recipe.history_length, workdir, recipe.alfworld_split, recipe.alfworld_data)
+        if env == "alfworld" else expert_conversations(env, recipe.history_length, workdir))]
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
     staging = out.with_name(out.name + ".partial")

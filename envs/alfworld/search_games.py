@@ -10,8 +10,15 @@ model reads quickly.
 
 :func:`write_search_games` writes the family in the official data layout (``<root>/<split>/<task>/<trial>/``
 with ``game.tw-pddl``), so it loads through ``data_dir`` like ``alfworld-download``'s folder. Which
-(object, place, target) triples go to which split is fixed by ``seed``; held-out splits share no triple
-with ``train``.
+(object, place, target) triples go to which split is fixed by ``seed``; the held-out splits of
+:func:`search_triples` share no triple with ``train``.
+
+The ``homes`` variant (:func:`home_triples`) keeps every food on its own surface (``HOMES``, as a kitchen
+keeps bread on the table) and, with ``searching``, stores walkthroughs that look at the surfaces in a random
+order until they find the object. Demonstrations of it show how to search and recover from an empty surface
+but not where each food is kept; with a step limit that allows a look or two, imitation wins by luck and a
+policy that has learnt the homes from reward wins every game. It was built for the CPU GRPO learning check;
+what a tiny model learns from it in minutes is in docs/training.md, "Learning on a CPU".
 """
 
 from __future__ import annotations
@@ -36,6 +43,10 @@ GOAL_OBJECTS = ("Apple", "Bread", "Egg", "Potato", "Tomato")
 DISTRACTORS = ("Book", "Bowl", "Cup", "Mug", "Plate", "Vase")
 SPLIT_SIZES = {"valid_unseen": 48, "dev": 12}  # the rest of the 125 triples is train
 SCENE_NUMBER = 960
+HOMES = {"Apple": "CounterTop", "Bread": "DiningTable", "Egg": "Shelf", "Potato": "SideTable",
+         "Tomato": "CoffeeTable"}
+MOVED_HOMES = {"Apple": "DiningTable", "Bread": "Shelf", "Egg": "SideTable", "Potato": "CoffeeTable",
+               "Tomato": "CounterTop"}  # another kitchen: every food kept somewhere else
 
 
 def search_triples(seed: int = 0) -> dict[str, list[tuple[str, str, str]]]:
@@ -51,6 +62,14 @@ def search_triples(seed: int = 0) -> dict[str, list[tuple[str, str, str]]]:
     return splits
 
 
+def home_triples(variants: dict[str, int], targets: tuple[str, ...] = TARGETS,
+                 homes: dict[str, str] = HOMES) -> dict[str, list[tuple[str, str, str]]]:
+    """Each (food, target) goal ``variants[split]`` times per split, the food on its home in ``homes``
+    (``targets``: the places food is put; all six give 25 goals, ``("GarbageCan",)`` five)."""
+    goals = [(obj, homes[obj], target) for obj in GOAL_OBJECTS for target in targets if target != homes[obj]]
+    return {split: [goal for goal in goals for _ in range(count)] for split, count in variants.items()}
+
+
 def search_game(obj: str, place: str, target: str, rng: random.Random) -> tuple[Scene, Task]:
     """One game: ``obj`` on ``place``, one or two distractors on each other surface."""
     objects: dict[str, tuple[int, ...]] = {obj: (TARGETS.index(place),)}
@@ -61,18 +80,28 @@ def search_game(obj: str, place: str, target: str, rng: random.Random) -> tuple[
     return Scene(SCENE_NUMBER, TARGETS, objects), Task("pick_and_place_simple", obj, target)
 
 
-def walkthrough(obj: str, place: str, target: str) -> list[str]:
-    """The shortest win, in ALFWorld 0.4's command vocabulary (checked on the engine when written)."""
+def walkthrough(obj: str, place: str, target: str, search_order: tuple[str, ...] = ()) -> list[str]:
+    """A win in ALFWorld 0.4's command vocabulary (checked on the engine when written): the shortest, or with
+    ``search_order`` one that looks at those surfaces in turn until it reaches ``place``."""
+    looks = list(search_order[:search_order.index(place)]) if search_order else []
     obj, place, target = obj.lower(), place.lower(), target.lower()
-    return [f"go to {place} 1", f"take {obj} 1 from {place} 1", f"go to {target} 1", f"move {obj} 1 to {target} 1"]
+    return ([f"go to {surface.lower()} 1" for surface in looks]
+            + [f"go to {place} 1", f"take {obj} 1 from {place} 1", f"go to {target} 1", f"move {obj} 1 to {target} 1"])
 
 
 def write_search_games(root: Path, seed: int = 0, train_variants: int = 1, progress: bool = False,
-                       triples: dict[str, list[tuple[str, str, str]]] | None = None) -> Path:
-    """Write the whole family under ``root`` (train, dev, valid_unseen); each walkthrough checked once.
+                       triples: dict[str, list[tuple[str, str, str]]] | None = None, searching: bool = False,
+                       home_first: float = 0.0) -> Path:
+    """Write the whole family under ``root`` (train, dev, valid_unseen).
+
+    The first game's walkthrough is played on the engine: it settles the command vocabulary (every later one is
+    built the same way; playing each would cost ~2 s a game, and ``expbank collect`` plays them anyway). In
+    another vocabulary every walkthrough comes from the planner instead (the shortest, so not searching).
 
     ``train_variants`` games per train triple, each with other distractors (more demonstrations to imitate);
-    ``triples`` replaces :func:`search_triples` (a few games for tests).
+    ``triples`` replaces :func:`search_triples` (a few games for tests, or :func:`home_triples`);
+    ``searching`` stores walkthroughs that look at the surfaces in a random order (drawn per game), which
+    starts at the object's place with probability ``home_first`` (demonstrations that know the homes a little).
 
     Writing into ``root`` happens in a staging folder that is renamed at the end, so an interrupted run
     leaves no half-written data behind; an existing complete folder is returned as it is.
@@ -94,22 +123,31 @@ def write_search_games(root: Path, seed: int = 0, train_variants: int = 1, progr
     rng = random.Random(seed)
     games = [(split, i, triple) for split, triples in (triples or search_triples(seed)).items()
              for i, triple in enumerate(t for t in triples for _ in range(train_variants if split == "train" else 1))]
+    planner: bool | None = None
     for split, index, (obj, place, target) in tqdm(games, desc="search games", disable=not progress):
         scene, task = search_game(obj, place, target, rng)
         trial = f"trial_S{seed}_{split[:2]}{index:03d}"
-        plan = walkthrough(obj, place, target)
+        order = tuple(rng.sample(SURFACES, len(SURFACES))) if searching else ()
+        if home_first and rng.random() < home_first:
+            order = (place,) + tuple(s for s in order if s != place)
+        plan = walkthrough(obj, place, target, order)
         folder = write_game_source(staging / split, scene, task, trial, plan)
         task_id = folder.relative_to(staging / split).as_posix()
         game = {"pddl_domain": domain, "grammar": goal_grammar(grammar, traj_data(scene, task, trial), task_id),
                 "pddl_problem": (folder / "initial_state.pddl").read_text(), "solvable": True, "walkthrough": plan}
         (folder / "game.tw-pddl").write_text(json.dumps(game))
-        try:
-            check_walkthrough(folder / "game.tw-pddl", plan)
-        except RuntimeError:  # another ALFWorld command vocabulary: ask the planner, then store its plan
+        if planner is None:  # the first game settles which command vocabulary the installed ALFWorld speaks
+            try:
+                check_walkthrough(folder / "game.tw-pddl", plan)
+                planner = False
+            except RuntimeError:
+                planner = True
+        if planner:  # another ALFWorld command vocabulary: ask the planner, then store its plan
             game["walkthrough"] = plan_walkthrough(folder / "game.tw-pddl")
             write_game_source(staging / split, scene, task, trial, game["walkthrough"])
             (folder / "game.tw-pddl").write_text(json.dumps(game))
-    (staging / "COMPLETE").write_text(json.dumps({"seed": seed, "train_variants": train_variants, "games": len(games)}) + "\n")
+    (staging / "COMPLETE").write_text(json.dumps({"seed": seed, "train_variants": train_variants, "games": len(games),
+                                                  "searching": searching, "home_first": home_first}) + "\n")
     if root.exists():
         shutil.rmtree(root)
     staging.rename(root)
@@ -123,8 +161,19 @@ def main() -> None:
     parser.add_argument("out", type=Path, help="folder to write; pass it as env.data_dir")
     parser.add_argument("--seed", type=int, default=0, help="which triples go to which split, and distractors")
     parser.add_argument("--train-variants", type=int, default=1, help="games per train triple")
+    parser.add_argument("--homes", action="store_true",
+                        help="the homes variant: every food on its own surface, searching walkthroughs "
+                             "(train: --train-variants games per goal; dev: 1; valid_unseen: --held-out-variants)")
+    parser.add_argument("--held-out-variants", type=int, default=2, help="with --homes: valid_unseen games per goal")
+    parser.add_argument("--targets", nargs="+", choices=TARGETS, default=list(TARGETS),
+                        help="with --homes: where the food may have to go (GarbageCan alone: 5 goals)")
     args = parser.parse_args()
-    root = write_search_games(args.out, args.seed, args.train_variants, progress=True)
+    if args.homes:
+        triples = home_triples({"train": args.train_variants, "dev": 1, "valid_unseen": args.held_out_variants},
+                               tuple(args.targets))
+        root = write_search_games(args.out, args.seed, progress=True, triples=triples, searching=True)
+    else:
+        root = write_search_games(args.out, args.seed, args.train_variants, progress=True)
     print(f"{root}: {json.loads((root / 'COMPLETE').read_text())['games']} games")
 
 
