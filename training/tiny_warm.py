@@ -63,8 +63,8 @@ class WarmRecipe:
     version: int = 4  # bump when the build code changes what it produces
 
     def key(self) -> str:
-        """Names the cache folder: the recipe, and the train games' fingerprint when ``alfworld_data`` is set
-        (a folder rewritten with other games is another recipe)."""
+        """Names the cache folder: the recipe, and the fingerprint of the ``alfworld_split`` games when
+        ``alfworld_data`` is set (a folder rewritten with other games is another recipe)."""
         fields = asdict(self)
         if self.alfworld_data is not None:
             fields["alfworld_data"] = _games_fingerprint(self.alfworld_data, self.alfworld_split)

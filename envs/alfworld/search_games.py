@@ -81,8 +81,8 @@ def search_game(obj: str, place: str, target: str, rng: random.Random) -> tuple[
 
 
 def walkthrough(obj: str, place: str, target: str, search_order: tuple[str, ...] = ()) -> list[str]:
-    """A win in ALFWorld 0.4's command vocabulary (checked on the engine when written): the shortest, or with
-    ``search_order`` one that looks at those surfaces in turn until it reaches ``place``."""
+    """A win in ALFWorld 0.4's command vocabulary: the shortest, or with ``search_order`` one that looks at
+    those surfaces in turn until it reaches ``place``."""
     looks = list(search_order[:search_order.index(place)]) if search_order else []
     obj, place, target = obj.lower(), place.lower(), target.lower()
     return ([f"go to {surface.lower()} 1" for surface in looks]
