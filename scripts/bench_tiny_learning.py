@@ -9,8 +9,8 @@ of that kitchen (``valid_unseen``: other layouts, never played in training). Wit
 GRPO can add is where things are in the new kitchen, learnt from reward alone.
 
 Stages: games → tiny-warm on the demonstrations (the SFT stage) → greedy ``expbank eval`` of it → ``expbank
-train`` → greedy eval of the last checkpoint → held-out wins before and after, gained/lost and the one-sided
-exact McNemar p. Results so far are in docs/training.md ("Learning on a CPU"); it does not pass yet.
+train`` → greedy eval of the last checkpoint → ``expbank compare`` of the two evaluations (``OUT/compare.md``)
+and the one-sided exact McNemar p of the wins gained and lost (``OUT/result.json``). Results so far are in docs/training.md ("Learning on a CPU"); it does not pass yet.
 
     python scripts/bench_tiny_learning.py --out runs/tiny-learning [--grpo-steps 10]
 """
@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 import yaml
-from scipy.stats import binomtest
 
 from expbank.envs.alfworld.search_games import MOVED_HOMES, home_triples, write_search_games
+from expbank.training import report, stats
 from expbank.training.tiny_warm import WarmRecipe, build_tiny_warm
 
 GARBAGE_CAN = ("GarbageCan",)
@@ -54,11 +54,6 @@ def write_config(path: Path, args: argparse.Namespace, games: Path, model: Path,
 
 def expbank(*args: str) -> None:
     subprocess.run(["expbank", *args, "--no-progress"], check=True)
-
-
-def wins(run_dir: Path) -> dict[str, bool]:
-    lines = (run_dir / "episodes.jsonl").read_text().splitlines()
-    return {(record := json.loads(line))["task_id"]: record["success"] for line in lines}
 
 
 def main() -> None:
@@ -99,12 +94,13 @@ def main() -> None:
         expbank(*command)
         timings[name] = time.perf_counter() - stage_began
 
-    before, after = wins(out / "eval-start"), wins(out / "eval-final")
-    gained = sum(after[t] and not before[t] for t in before)
-    lost = sum(before[t] and not after[t] for t in before)
-    p_value = binomtest(gained, gained + lost, 0.5, alternative="greater").pvalue if gained + lost else 1.0
-    result = {"held_out": len(before), "wins_before": sum(before.values()), "wins_after": sum(after.values()),
-              "gained": gained, "lost": lost, "one_sided_mcnemar_p": p_value,
+    summary = report.compare_runs(out / "eval-start", out / "eval-final")  # pairs the episodes, same panel
+    (out / "compare.md").write_text(report.render_report(summary))
+    comparison = summary["comparisons"][0]
+    flips = comparison["flips"]
+    result = {"held_out": comparison["n_pairs"], "wins_before": flips["both"] + flips["a_only"],
+              "wins_after": flips["both"] + flips["b_only"], "gained": flips["b_only"], "lost": flips["a_only"],
+              "one_sided_mcnemar_p": stats.mcnemar_exact_p(flips["a_only"], flips["b_only"], alternative="greater"),
               "seconds": {k: round(v, 1) for k, v in timings.items()}}
     (out / "result.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

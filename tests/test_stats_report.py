@@ -100,6 +100,12 @@ def test_mcnemar_exact_p_is_the_two_sided_binomial_of_the_discordant_pairs():
     assert stats.mcnemar_exact_p(3, 3) == 1.0 and stats.mcnemar_exact_p(0, 0) == 1.0
 
 
+def test_one_sided_mcnemar_is_the_upper_binomial_tail_of_b_only():
+    assert stats.mcnemar_exact_p(0, 10, alternative="greater") == pytest.approx(0.5 ** 10)
+    assert stats.mcnemar_exact_p(1, 7, alternative="greater") == pytest.approx(9 / 256)  # P(X >= 7 | n = 8)
+    assert stats.mcnemar_exact_p(7, 1, alternative="greater") > 0.99  # a better than b is not evidence for b
+
+
 def test_paired_bootstrap_ci_matches_an_independent_resampling_of_tasks():
     # 12 tasks x 2 seeds; differences b - a per episode, resampled by task.
     rng_data = np.random.default_rng(3)

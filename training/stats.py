@@ -139,12 +139,16 @@ def pair_rows(rows_a: Sequence[Row], rows_b: Sequence[Row]) -> tuple[list[tuple[
     return [(index_a[k], index_b[k]) for k in keys], len(index_a) - len(keys), len(index_b) - len(keys)
 
 
-def mcnemar_exact_p(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant counts (1.0 when nothing flips)."""
+def mcnemar_exact_p(a_only: int, b_only: int, alternative: str = "two-sided") -> float:
+    """Exact McNemar p-value from the discordant counts (1.0 when nothing flips): two-sided, or with
+    ``alternative="greater"`` one-sided for "b wins more often than a" (a binomial test on the flips)."""
+    from scipy.stats import binomtest
     from statsmodels.stats.contingency_tables import mcnemar
 
     if a_only + b_only == 0:
         return 1.0
+    if alternative == "greater":
+        return float(binomtest(b_only, a_only + b_only, 0.5, alternative="greater").pvalue)
     return float(mcnemar([[0, a_only], [b_only, 0]], exact=True).pvalue)
 
 

@@ -150,9 +150,10 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     began = time.perf_counter()
     workdir = cache_dir("models") / "tiny-warm-transcripts"  # shared by recipes
     workdir.mkdir(parents=True, exist_ok=True)
-    conversations = [c for env in recipe.envs for c in (
-        expert_conversations(env, recipe.history_length, workdir, recipe.alfworld_split, recipe.alfworld_data)
-        if env == "alfworld" else expert_conversations(env, recipe.history_length, workdir))]
+    conversations = []
+    for env in recipe.envs:
+        split, data_dir = (recipe.alfworld_split, recipe.alfworld_data) if env == "alfworld" else ("train", None)
+        conversations += expert_conversations(env, recipe.history_length, workdir, split, data_dir)
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
     staging = out.with_name(out.name + ".partial")
