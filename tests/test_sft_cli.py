@@ -33,3 +33,17 @@ def test_sft_without_trajectories_is_refused_in_one_line(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr.strip().count("\n") == 0 and "sft.trajectories" in done.stderr
+
+
+def test_sft_records_do_not_depend_on_the_order_episodes_were_written(tmp_path):
+    """A collection writes episodes as its workers finish; collecting twice must give the same SFT data."""
+    from expbank.config import load_config
+    from expbank.training.sft import build_records
+
+    expert = tmp_path / "ws-expert.jsonl"
+    collect("webshop", "train", "expert", expert, episodes=4, progress=False)
+    config = load_config("configs/train-cpu-learning.yaml")
+    first = build_records(config, [str(expert)])
+    lines = expert.read_text().splitlines()
+    expert.write_text("\n".join(reversed(lines)) + "\n")
+    assert len(lines) == 4 and first and build_records(config, [str(expert)]) == first

@@ -104,8 +104,8 @@ def build_records(config: Config, trajectories: list[str]) -> list[list[dict]]:
     spec = protocol.ProtocolSpec(config.memory.mode, config.memory.retrieval, config.memory.reconstruct)
     memory = open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": config.sft.split})}))
     conversations = []
-    for path in trajectories:
-        for episode in read_episodes(path):
+    for path in trajectories:  # in episode-id order, not the order a collection's workers finished them
+        for episode in sorted(read_episodes(path), key=lambda e: e.episode_id):
             if episode.success and episode.env == config.env.name:
                 conversations += records_from_episode(episode, spec, memory, config.prompt.history_length)
     return conversations

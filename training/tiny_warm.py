@@ -60,7 +60,7 @@ class WarmRecipe:
     induction_length: int = 32
     induction_learning_rate: float = 1e-3
     seed: int = 0
-    version: int = 4  # bump when the build code changes what it produces
+    version: int = 5  # bump when the build code changes what it produces
 
     def key(self) -> str:
         """Names the cache folder: the recipe, and the fingerprint of the ``alfworld_split`` games when
@@ -91,7 +91,7 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
     collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
     spec = protocol.ProtocolSpec("none")
     conversations = []
-    for episode in read_episodes(path):
+    for episode in sorted(read_episodes(path), key=lambda e: e.episode_id):  # not the pool's finishing order
         if episode.success:
             conversations += records_from_episode(episode, spec, None, history_length)
     if not conversations:
@@ -181,8 +181,9 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
         loss = _lm_loss(model, batch, tokenizer.pad_token_id)
         total = loss
         if recipe.induction_mix_batch_size:
-            copy_loss = _induction_loss(model, recipe.induction_mix_batch_size, recipe, sequences)
-            total = loss + copy_loss
+            mixed_copy_loss = _induction_loss(model, recipe.induction_mix_batch_size, recipe, sequences)
+            total = loss + mixed_copy_loss
+            copy_loss = mixed_copy_loss.item()
         optimizer.zero_grad()
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -195,7 +196,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     model.save_pretrained(staging)
     (staging / "tiny-warm.json").write_text(json.dumps({
         "recipe": asdict(recipe), "conversations": len(conversations), "final_loss": loss.item(),
-        "final_copy_loss": None if copy_loss is None else float(copy_loss),
+        "final_copy_loss": copy_loss,
         "seconds": round(time.perf_counter() - began, 1)}, indent=2) + "\n")
     staging.rename(out)
     return out
