@@ -55,7 +55,8 @@ def write_config(path: Path, args: argparse.Namespace, games: Path, model: Path,
         "report": {"splits": ["valid_unseen"]},
         "train": {"split": "train", "steps": args.grpo_steps, "tasks_per_step": args.tasks_per_step,
                   "group_size": args.group_size, "learning_rate": args.learning_rate, "lora": False,
-                  "micro_batch_size": 16, "max_length": 1024, "checkpoint_every": args.checkpoint_every or args.grpo_steps},
+                  "micro_batch_size": 16, "max_length": 1024,
+                  "checkpoint_every": args.checkpoint_every or args.grpo_steps},
         "run": {"seed": args.seed, "episodes_in_flight": 8},
     }
     path.write_text(yaml.safe_dump(tree))
@@ -91,11 +92,12 @@ def main() -> None:
     began = time.perf_counter()
 
     new_homes = MOVED_HOMES if args.new_kitchen == "moved" else dict.fromkeys(GOAL_OBJECTS, args.new_kitchen)
-    anywhere = [(food, surface, "GarbageCan") for food in GOAL_OBJECTS for surface in SURFACES]
-    demos = {"valid_seen": anywhere * 2} if args.demo_kitchen == "anywhere" else home_triples({"valid_seen": 10},
-                                                                                                 GARBAGE_CAN)
-    kitchens = {**demos,
-                **home_triples({"train": 10, "dev": 1, "valid_unseen": 10}, GARBAGE_CAN, new_homes)}
+    if args.demo_kitchen == "anywhere":  # every food on every surface, twice
+        demos = {"valid_seen": [(food, surface, target) for food in GOAL_OBJECTS for surface in SURFACES
+                                for target in GARBAGE_CAN] * 2}
+    else:
+        demos = home_triples({"valid_seen": 10}, GARBAGE_CAN)
+    kitchens = {**demos, **home_triples({"train": 10, "dev": 1, "valid_unseen": 10}, GARBAGE_CAN, new_homes)}
     games = write_search_games(out / "games", seed=args.seed, triples=kitchens, searching=True,
                                home_first=args.home_first)
     recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="valid_seen", vocab_size=1024,
