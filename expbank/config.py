@@ -82,6 +82,9 @@ class TrainConfig(Section):
     loss_aggregation: Literal["token_mean", "sequence_mean", "dr_grpo"] = "token_mean"
     scale_rewards: bool = True  # divide group-centred rewards by the group's std
     drop_zero_variance: bool = True  # groups whose episodes all scored the same carry no signal
+    # weight each episode once, not each turn: a turn's advantage × (its group's mean turns / its episode's
+    # turns), so a group's rows sum to zero (failed episodes run longer and would push down shared tokens)
+    balance_turns: bool = False
     mu: int = Field(1, ge=1)  # optimisation passes over each batch (importance ratios after the first)
     micro_batch_size: int = Field(8, ge=1)
     max_grad_norm: float = 1.0

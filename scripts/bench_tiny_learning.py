@@ -56,7 +56,8 @@ def write_config(path: Path, args: argparse.Namespace, games: Path, model: Path,
         "train": {"split": "train", "steps": args.grpo_steps, "tasks_per_step": args.tasks_per_step,
                   "group_size": args.group_size, "learning_rate": args.learning_rate, "lora": False,
                   "micro_batch_size": 16, "max_length": 1024,
-                  "checkpoint_every": args.checkpoint_every or args.grpo_steps},
+                  "checkpoint_every": args.checkpoint_every or args.grpo_steps,
+                  "balance_turns": args.balance_turns},
         "run": {"seed": args.seed, "episodes_in_flight": 8},
     }
     path.write_text(yaml.safe_dump(tree))
@@ -84,6 +85,8 @@ def main() -> None:
                         help="where the demonstrations' food lies: on any surface, or on its home (HOMES)")
     parser.add_argument("--home-first", type=float, default=0.0,
                         help="how often a demonstration looks where the food is first")
+    parser.add_argument("--balance-turns", action=argparse.BooleanOptionalAction, default=True,
+                        help="train.balance_turns: weight each episode once, not each turn")
     parser.add_argument("--checkpoint-every", type=int, default=0, help="0: only the last step")
     args = parser.parse_args()
     out = args.out.resolve()

@@ -13,6 +13,7 @@ from expbank.training.grpo import (
     episode_reward,
     group_advantages,
     policy_loss,
+    training_rows,
 )
 from expbank.training.rows import tokenize_conversation
 
@@ -87,6 +88,28 @@ def test_episode_reward_by_hand():
         pytest.approx(0.075 - 0.2)
     alf = {**record, "env": "alfworld", "success": True}
     assert episode_reward(alf, reward) == pytest.approx(10 + 0.075 - 0.2)
+
+
+
+@pytest.mark.parametrize("balance", [False, True])
+def test_balanced_turns_make_each_groups_rows_sum_to_zero(tiny, balance):
+    """A won episode of 2 turns and a lost one of 4: plain rows sum to 2·A_win + 4·A_loss < 0 (a net push down
+    on every shared token); with ``balance_turns`` each turn gets A × (3 mean turns / its episode's turns)."""
+
+    def episode(success: bool, turns: int) -> dict:
+        return {"task_id": "t", "env": "alfworld", "success": success, "score": float(success), "num_invalid": 0,
+                "_stats": {"format_score": 1.0}, "_conversations": [AGENTIC_TURN[:3]] * turns}
+
+    rows, _ = training_rows([episode(True, 2), episode(False, 4)], tiny.tokenizer,
+                            TrainConfig(balance_turns=balance), RewardConfig())
+    advantages = [advantage for _, _, advantage in rows]
+    win, loss = group_advantages([10.1, 0.1], scale=True)
+    if balance:
+        assert advantages == pytest.approx([win * 1.5] * 2 + [loss * 0.75] * 4)
+        assert sum(advantages) == pytest.approx(0.0, abs=1e-9)
+    else:
+        assert advantages == pytest.approx([win] * 2 + [loss] * 4)
+        assert sum(advantages) < -1.0
 
 
 # A fixed batch: 2 rows, 3 target positions each; row 0 has 2 loss tokens, row 1 has 3.
