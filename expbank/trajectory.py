@@ -64,6 +64,12 @@ def make_episode_id(env: str, split: str, task_id: str, policy: str, arm: str, s
     return episode_id
 
 
+def episodes_in_id_order(path: str | Path) -> list[Episode]:
+    """Every episode of ``path`` sorted by id. A collection writes episodes in the order its workers finish
+    them, so whatever is trained from a file must not depend on its line order."""
+    return sorted(read_episodes(path), key=lambda episode: episode.episode_id)
+
+
 def read_episodes(path: str | Path) -> Iterator[Episode]:
     """Yield validated episodes; a malformed line raises an error naming the file and line number."""
     path = Path(path)

@@ -323,10 +323,12 @@ def training_rows(records: list[dict[str, Any]], tokenizer: Any, cfg: TrainConfi
             zero_variance += 1
             if cfg.drop_zero_variance:
                 continue
-        mean_turns = sum(len(r["_conversations"]) for r in group) / len(group)
-        for record, advantage in zip(group, group_advantages(rewards, cfg.scale_rewards), strict=True):
-            if cfg.balance_turns:  # every episode weighs the same, however many turns it took
-                advantage *= mean_turns / max(1, len(record["_conversations"]))
+        advantages = group_advantages(rewards, cfg.scale_rewards)
+        if cfg.balance_turns:  # every episode weighs the same, however many turns it took
+            turns = [len(r["_conversations"]) for r in group]
+            mean_turns = sum(turns) / len(turns)
+            advantages = [a * mean_turns / max(1, n) for a, n in zip(advantages, turns, strict=True)]
+        for record, advantage in zip(group, advantages, strict=True):
             for conversation in record["_conversations"]:
                 ids, mask = tokenize_conversation(tokenizer, conversation, cfg.max_length)
                 rows.append((ids, mask, advantage))

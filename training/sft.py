@@ -99,13 +99,13 @@ def records_from_episode(episode, spec: protocol.ProtocolSpec, memory, history_l
 def build_records(config: Config, trajectories: list[str]) -> list[list[dict]]:
     """SFT conversations from the successful episodes of ``trajectories``."""
     from expbank.training.evaluate import open_memory
-    from expbank.trajectory import read_episodes
+    from expbank.trajectory import episodes_in_id_order
 
     spec = protocol.ProtocolSpec(config.memory.mode, config.memory.retrieval, config.memory.reconstruct)
     memory = open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": config.sft.split})}))
     conversations = []
-    for path in trajectories:  # in episode-id order, not the order a collection's workers finished them
-        for episode in sorted(read_episodes(path), key=lambda e: e.episode_id):
+    for path in trajectories:
+        for episode in episodes_in_id_order(path):
             if episode.success and episode.env == config.env.name:
                 conversations += records_from_episode(episode, spec, memory, config.prompt.history_length)
     return conversations

@@ -84,14 +84,14 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
     from expbank.training import protocol
     from expbank.training.collect import collect
     from expbank.training.sft import records_from_episode
-    from expbank.trajectory import read_episodes
+    from expbank.trajectory import episodes_in_id_order
 
     source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
     path = workdir / f"{env}-{split}-{source}-expert.jsonl"
     collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
     spec = protocol.ProtocolSpec("none")
     conversations = []
-    for episode in sorted(read_episodes(path), key=lambda e: e.episode_id):  # not the pool's finishing order
+    for episode in episodes_in_id_order(path):
         if episode.success:
             conversations += records_from_episode(episode, spec, None, history_length)
     if not conversations:
