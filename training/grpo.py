@@ -434,7 +434,7 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
             # every rank draws the same tasks and plays its share; a task's group stays on one rank
             tasks = dist.shard(random.Random(f"{config.run.seed}-{step}").sample(task_ids, tasks_per_step))
             jobs = [RolloutJob(make_episode_id(config.env.name, cfg.split, task, policy.name, settings.arm,
-                                               config.run.seed, step, g), task, config.run.seed)
+                                               config.run.seed, step, g), task, config.run.seed, f"it{step}-g{g}")
                     for task in tasks for g in range(cfg.group_size)]
             records = sorted(rollout(backend, pool, jobs, settings, bank.memory if bank else memory),
                              key=lambda r: r["episode_id"])

@@ -26,11 +26,14 @@ from expbank.training.memory import Memory
 
 @dataclass(frozen=True)
 class RolloutJob:
-    """One episode to play: its id (DESIGN.md §3), task id and seed."""
+    """One episode to play: its id (DESIGN.md §3), task id and seed. ``draw`` tells apart episodes of one task
+    and seed that should sample differently (a GRPO group member, ``"it3-g5"``); sampling is seeded from these
+    three, never from the id, whose policy part is a path: a model moved to another folder samples the same."""
 
     episode_id: str
     task_id: str
     seed: int
+    draw: str = ""
 
 
 @dataclass
@@ -205,4 +208,5 @@ def rollout(backend, pool: EnvPool, jobs: Iterable[RolloutJob], settings: Rollou
 
 def seed_for(lives: dict[int, _Live], turn: int) -> int:
     """A sampling seed fixed by the episodes in the batch and the turn, so reruns sample the same."""
-    return (sum(zlib.crc32(live.job.episode_id.encode()) for live in lives.values()) + 7919 * turn) % (2**31)
+    keys = (f"{live.job.task_id}-s{live.job.seed}-{live.job.draw}" for live in lives.values())
+    return (sum(zlib.crc32(key.encode()) for key in keys) + 7919 * turn) % (2**31)
