@@ -12,9 +12,9 @@ session 5's harder variant (each food on its own surface, then every food moved 
 
 Stages: games → tiny-warm on the demonstrations (the SFT stage) → greedy ``expbank eval`` of it → ``expbank
 train`` → greedy eval of the last checkpoint → ``expbank compare`` of the two evaluations (``OUT/compare.md``)
-and the one-sided exact McNemar p of the wins gained and lost (``OUT/result.json``). Measured results per
-seed are in docs/training.md ("Learning on a CPU"): the gain depends on the sampling draw, so this is a
-benchmark to run over several seeds, not yet a test.
+and the one-sided exact McNemar p of the wins gained and lost (``OUT/result.json``). The warm-up saves the
+mean of its last 100 steps' weights (``--average-last``). Measured results per seed are in docs/training.md
+("Learning on a CPU"); ``tests/test_grpo_learning.py`` runs it at seed 0.
 
     python scripts/bench_tiny_learning.py --out runs/tiny-learning [--seed 0] [--grpo-steps 8]
 """
@@ -87,6 +87,8 @@ def main() -> None:
                         help="how often a demonstration looks where the food is first")
     parser.add_argument("--balance-turns", action=argparse.BooleanOptionalAction, default=True,
                         help="train.balance_turns: weight each episode once, not each turn")
+    parser.add_argument("--average-last", type=int, default=100,
+                        help="warm-up: save the mean of the last N steps' weights (0: the last step's)")
     parser.add_argument("--checkpoint-every", type=int, default=0, help="0: only the last step")
     args = parser.parse_args()
     out = args.out.resolve()
@@ -105,7 +107,7 @@ def main() -> None:
                                home_first=args.home_first)
     recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="valid_seen", vocab_size=1024,
                         history_length=1, steps=args.warm_steps, learning_rate=1e-3, induction_steps=250,
-                        induction_mix_batch_size=16, seed=args.seed)
+                        induction_mix_batch_size=16, average_last=args.average_last, seed=args.seed)
     start = build_tiny_warm(recipe, out=out / "sft", progress=True)
     timings["games + warm-up"] = time.perf_counter() - began
 

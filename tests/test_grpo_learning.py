@@ -1,13 +1,13 @@
 """Acceptance (#7, 3): on a CPU, GRPO beats the SFT checkpoint it started from on held-out games.
 
 Runs ``scripts/bench_tiny_learning.py`` at its defaults (seed 0) as a user would, on the real ALFWorld
-engine: ``tiny-warm`` is warmed up (the SFT stage) on demonstrations that search for food lying anywhere,
-GRPO trains 8 steps in a kitchen that keeps every food on the shelf, and both checkpoints are evaluated
-greedily on 50 games of that kitchen that GRPO never plays (other layouts and distractors). What GRPO can
-add is where this kitchen keeps its food, learnt from reward alone; the script pairs the two evaluations and
-takes a one-sided exact McNemar test. Sampling is seeded from (task, seed, draw), never from paths, so the
-run is the same in any folder. About 8.5 minutes on the 2-core VM; docs/training.md has the figures, also
-for the seeds where it does not learn.
+engine: ``tiny-warm`` is warmed up (the SFT stage; the mean of its last 100 steps' weights) on
+demonstrations that search for food lying anywhere, GRPO trains 8 steps in a kitchen that keeps every food
+on the shelf, and both checkpoints are evaluated greedily on 50 games of that kitchen that GRPO never plays
+(other layouts and distractors). What GRPO can add is where this kitchen keeps its food, learnt from reward
+alone; the script pairs the two evaluations and takes a one-sided exact McNemar test. Sampling is seeded
+from (task, seed, draw), never from paths, so the run is the same in any folder. About 8.5 minutes on the
+2-core VM; docs/training.md has the figures of this and other seeds.
 """
 
 from __future__ import annotations

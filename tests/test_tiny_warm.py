@@ -86,3 +86,28 @@ def test_transcripts_do_not_depend_on_the_order_the_pool_finished_them(tmp_path)
     lines = written.read_text().splitlines()
     written.write_text("\n".join(reversed(lines)) + "\n")  # as if the pool had finished them the other way
     assert expert_conversations("alfworld", 1, tmp_path / "work", data_dir=str(games)) == first
+
+
+def test_average_last_saves_the_mean_of_the_last_steps_weights(tmp_path, monkeypatch):
+    """Builds that share their first steps: the mean of steps 3 and 4 is what ``average_last=2`` saves, and a
+    window of one step is the last step itself (a window off by one step would fail both)."""
+    import torch
+    from safetensors.torch import load_file
+
+    from expbank.envs.alfworld.search_games import write_search_games
+    from expbank.training.tiny_warm import WarmRecipe, build_tiny_warm
+
+    monkeypatch.setenv("EXPBANK_CACHE", str(tmp_path / "cache"))
+    games = write_search_games(tmp_path / "games", triples={
+        "train": [("Apple", "Shelf", "GarbageCan"), ("Egg", "CounterTop", "Shelf")],
+        "dev": [("Tomato", "Shelf", "SideTable")]})
+
+    def weights(steps: int, average_last: int) -> dict[str, torch.Tensor]:
+        recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), vocab_size=400, hidden_size=32,
+                            layers=1, history_length=1, steps=steps, average_last=average_last)
+        return load_file(build_tiny_warm(recipe, out=tmp_path / f"s{steps}-a{average_last}") / "model.safetensors")
+
+    third, fourth, last_one, last_two = weights(3, 0), weights(4, 0), weights(4, 1), weights(4, 2)
+    assert all(torch.equal(last_one[name], fourth[name]) for name in fourth)
+    assert not all(torch.equal(third[name], fourth[name]) for name in fourth)
+    assert all(torch.allclose(last_two[name], (third[name] + fourth[name]) / 2, atol=1e-6) for name in fourth)

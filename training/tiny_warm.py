@@ -59,6 +59,7 @@ class WarmRecipe:
     induction_mix_batch_size: int = 0  # also in every warm-up step, so copying is not unlearnt (0: none)
     induction_length: int = 32
     induction_learning_rate: float = 1e-3
+    average_last: int = 0  # save the mean of the last N steps' weights (Polyak averaging; 0: the last step's)
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
@@ -176,7 +177,8 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 20))
     order = random.Random(recipe.seed)
-    for _ in tqdm(range(recipe.steps), desc="tiny-warm", unit="step", disable=not progress):
+    averaged = torch.optim.swa_utils.AveragedModel(model) if recipe.average_last else None
+    for step in tqdm(range(recipe.steps), desc="tiny-warm", unit="step", disable=not progress):
         batch = order.sample(rows, recipe.batch_size)
         loss = _lm_loss(model, batch, tokenizer.pad_token_id)
         total = loss
@@ -189,6 +191,10 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
+        if averaged is not None and step >= recipe.steps - recipe.average_last:
+            averaged.update_parameters(model)
+    if averaged is not None:
+        model = averaged.module
     model.eval()
     torch.set_num_threads(threads)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
