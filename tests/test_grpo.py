@@ -90,7 +90,6 @@ def test_episode_reward_by_hand():
     assert episode_reward(alf, reward) == pytest.approx(10 + 0.075 - 0.2)
 
 
-
 @pytest.mark.parametrize("balance", [False, True])
 def test_balanced_turns_make_each_groups_rows_sum_to_zero(tiny, balance):
     """A won episode of 2 turns and a lost one of 4: plain rows sum to 2·A_win + 4·A_loss < 0 (a net push down
