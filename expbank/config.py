@@ -111,6 +111,9 @@ class TrainConfig(Section):
     prune_threshold: float = Field(0.3, ge=0.0, le=1.0)
     bank_capacity: int | None = Field(None, ge=1)
     tracker: Literal["none", "tensorboard", "wandb"] = "none"
+    # actor.backend=vllm: the share of each GPU its colocated engine takes (`expbank train --dry-run` prints the
+    # least that fits)
+    vllm_gpu_memory_utilization: float = Field(0.3, gt=0, le=1)
 
     @model_validator(mode="after")
     def _llm_summariser_has_a_server(self) -> TrainConfig:

@@ -165,3 +165,27 @@ def test_activation_formula_matches_what_autograd_keeps():
         token_logprobs(model, ids, torch.ones_like(ids))
     measured = sum(saved.values()) / tokens
     assert measured == pytest.approx(dry_run.saved_bytes_per_token(arch), rel=0.03)
+
+
+def test_a_vllm_run_budgets_the_engine_share(capsys):
+    recipe = str(ROOT / "configs/gpu/alfworld-qwen7b-lora.yaml")
+    code, out, _ = _dry_run(capsys, recipe, "actor.backend=vllm", "--dry-run")
+    total = int(next(line for line in out.splitlines() if "parameters  " in line).split()[1].replace(",", ""))
+    assert code == 0 and _line(out, "vLLM weights") == pytest.approx(2 * total / GIB, abs=0.01)  # its bf16 copy
+    engine = sum(_line(out, f"vLLM {part}") for part in ("weights", "runtime", "KV cache"))
+    assert engine == pytest.approx(0.3 * 80, abs=0.02)  # the engine takes its whole share (the default 0.3)
+    assert out.splitlines()[-1].startswith("dry run OK") and "vllm" not in sys.modules
+
+    code, out, _ = _dry_run(capsys, recipe, "actor.backend=vllm", "train.vllm_gpu_memory_utilization=0.1",
+                            "--dry-run")
+    assert code == 0 and out.splitlines()[-1].startswith("dry run WARNING: train.vllm_gpu_memory_utilization=0.1")
+
+
+@pytest.mark.parametrize(("launch", "kind"), [("fsdp", "FSDP"), ("zero2", "DEEPSPEED"), ("zero3", "DEEPSPEED")])
+def test_launches_the_training_loop_cannot_run_under_are_flagged(launch, kind, capsys):
+    recipe = str(ROOT / "configs/gpu/alfworld-qwen1.5b-full.yaml")
+    code, out, _ = _dry_run(capsys, recipe, "--dry-run", "--accelerate-config", str(ACCELERATE[launch]))
+    assert code == 0 and "memory per GPU" in out  # still planned
+    assert out.splitlines()[-1].startswith(f"dry run WARNING: expbank train does not run under {kind} yet")
+    code, out, _ = _dry_run(capsys, recipe, "--dry-run", "--accelerate-config", str(ACCELERATE["ddp"]))
+    assert out.splitlines()[-1].startswith("dry run OK")

@@ -8,6 +8,9 @@ needs; API backends cannot give those.
 
 from __future__ import annotations
 
+import os
+import socket
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,15 +111,15 @@ class HFBackend:
 
 
 class VLLMBackend:
-    """In-process vLLM for GPU machines (the ``vllm`` extra); imported only when selected."""
+    """In-process vLLM for GPU machines (the ``vllm`` extra); imported only when selected.
+
+    ``expbank eval`` builds one engine over the model (an adapter is served through vLLM's LoRA support);
+    ``expbank train`` builds a colocated engine per rank (:meth:`colocated`) and pushes the policy's weights
+    into it before every step's rollouts (:meth:`load_weights`).
+    """
 
     def __init__(self, model: str, adapter: str | None = None, **engine_args: Any):
-        try:
-            from vllm import LLM
-        except ImportError:
-            from expbank.errors import UserError
-
-            raise UserError('actor.backend=vllm needs the vllm extra: pip install "expbank[vllm]"') from None
+        LLM = require_vllm().LLM
         from expbank.training.models import resolve_model_path
 
         self.name = model
@@ -124,13 +127,43 @@ class VLLMBackend:
         self._adapter = adapter
         self.usage = UsageCounter()
 
+    @classmethod
+    def colocated(cls, model: str, rank: int, gpu_memory_utilization: float, max_model_len: int) -> VLLMBackend:
+        """The engine one training rank samples from, on that rank's GPU, as TRL's colocate mode builds it.
+
+        vLLM's ``external_launcher`` runs the engine inside this process (so its weights can be replaced in
+        place) and finds its GPU and peers through torchrun's variables, which ``accelerate launch`` sets and a
+        single ``expbank train`` process gets here.
+        """
+        require_vllm()
+        for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "localhost")):
+            os.environ.setdefault(key, value)
+        if not os.environ.get("MASTER_PORT"):
+            with socket.socket() as probe:  # a free port for the engine's one-process group
+                probe.bind(("localhost", 0))
+                os.environ["MASTER_PORT"] = str(probe.getsockname()[1])
+        # vLLM's memory profiler misjudges free memory with its large default batch budget (TRL sets 4096 too)
+        return cls(model, distributed_executor_backend="external_launcher", seed=rank,
+                   gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
+                   max_num_batched_tokens=4096)
+
+    def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
+        """Replace the engine's weights (Hugging Face names, ``training/vllm_sync.py``) one tensor at a time,
+        then drop the prefix cache, whose keys and values the old weights computed."""
+        engine_model = self._llm.llm_engine.model_executor.driver_worker.model_runner.model
+        for name, tensor in weights:
+            engine_model.load_weights([(name, tensor)])
+        self._llm.reset_prefix_cache()
+
     def generate(self, messages: list[list[dict]], temperature: float = 0.0, max_new_tokens: int = 128,
                  stop: list[str] | None = None, seed: int | None = None, **_: Any) -> list[str]:
-        from vllm import SamplingParams
-
-        params = SamplingParams(temperature=temperature, max_tokens=max_new_tokens, seed=seed,
-                                stop=[ACTION_STOP] if stop is None else list(stop),
-                                include_stop_str_in_output=True)
+        """One reply per conversation. Each request gets its own seed (``seed + i``): one seed shared by a
+        batch would make identical prompts (a GRPO group's first turn) sample identical replies."""
+        SamplingParams = require_vllm().SamplingParams
+        params = [SamplingParams(temperature=temperature, max_tokens=max_new_tokens,
+                                 seed=None if seed is None else seed + i,
+                                 stop=[ACTION_STOP] if stop is None else list(stop),
+                                 include_stop_str_in_output=True) for i in range(len(messages))]
         lora = None
         if self._adapter:
             from vllm.lora.request import LoRARequest
@@ -142,6 +175,17 @@ class VLLMBackend:
             self.usage.prompt_tokens += len(output.prompt_token_ids)
             self.usage.completion_tokens += len(output.outputs[0].token_ids)
         return [output.outputs[0].text for output in outputs]
+
+
+def require_vllm():
+    """The vllm module, or a clear error naming the extra that installs it."""
+    try:
+        import vllm
+    except ImportError:
+        from expbank.errors import UserError
+
+        raise UserError('actor.backend=vllm needs the vllm extra: pip install "expbank[vllm]"') from None
+    return vllm
 
 
 def make_backend(backend: str, model: str, adapter: str | None = None, base_url: str | None = None,

@@ -36,6 +36,24 @@ def check_tracker(tracker: str) -> None:
                         "(or set train.tracker=none)")
 
 
+# launches whose semantics GRPO's loop does not have, and why: `expbank train` refuses them, the dry run warns
+UNSUPPORTED_LAUNCHES = {
+    "FSDP": "each rank plays its own episodes, so ranks run different numbers of generation forwards, and an "
+            "FSDP forward is collective (every rank gathers each layer's weights): the rollouts would hang",
+    "DEEPSPEED": "DeepSpeed steps the optimizer inside every backward, so a GRPO step would take one optimizer step "
+                 "per micro-batch (and ZeRO-3 forwards are collective, which would hang the rollouts as FSDP's do)",
+}
+
+
+def launch_refusal(distributed_type: str) -> str | None:
+    """Why ``expbank train`` cannot run under this accelerate ``distributed_type``; None when it can."""
+    reason = UNSUPPORTED_LAUNCHES.get(distributed_type)
+    if reason is None:
+        return None
+    return (f"expbank train does not run under {distributed_type} yet: {reason}. Launch with "
+            "configs/accelerate/ddp.yaml (one process per GPU, whole weights; docs/gpu.md)")
+
+
 class Distributed:
     """This process's rank, the collective operations GRPO needs, and the experiment tracker."""
 
@@ -53,6 +71,9 @@ class Distributed:
             raise UserError("`accelerate launch --cpu --num_processes N` started a single process (accelerate's CPU "
                             "launcher needs mpirun for more); use `accelerate launch --multi_gpu --num_processes N "
                             "...`, whose ranks meet over gloo on a machine without a GPU")
+        refusal = launch_refusal(getattr(self.accelerator.distributed_type, "value", ""))
+        if refusal:
+            raise UserError(refusal)
         self.tracking = tracker != "none"
 
     @property

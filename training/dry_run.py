@@ -23,6 +23,7 @@ Not counted: the CUDA context and allocator fragmentation (leave a GiB or two).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ from typing import Any
 
 from expbank.config import Config
 from expbank.errors import UserError
+from expbank.training.distributed import launch_refusal
+from expbank.training.vllm_sync import max_model_len
 
 GIB = 2**30
 VLLM_RUNTIME_GIB = 2.0  # vLLM's own activations and CUDA graphs: a rough allowance, not a measurement
@@ -150,6 +153,7 @@ class Strategy:
     offload_optimizer: bool = False
     offload_weights: bool = False
     mixed_precision: str = "bf16"
+    distributed_type: str = "MULTI_GPU"  # accelerate's name
 
 
 def _launch_options() -> set[str]:
@@ -211,7 +215,7 @@ def _deepspeed_strategy(path: str, ds: dict[str, Any], processes: int, precision
                     shard_weights=stage == 3,
                     offload_optimizer=ds.get("offload_optimizer_device", "none") not in (None, "none"),
                     offload_weights=stage == 3 and ds.get("offload_param_device", "none") not in (None, "none"),
-                    mixed_precision=precision)
+                    mixed_precision=precision, distributed_type="DEEPSPEED")
 
 
 def _fsdp_strategy(path: str, fsdp: dict[str, Any], processes: int, precision: str) -> Strategy:
@@ -232,7 +236,7 @@ def _fsdp_strategy(path: str, fsdp: dict[str, Any], processes: int, precision: s
     full = sharding in ("FULL_SHARD", "HYBRID_SHARD")  # hybrid: full shard within a node (one node assumed)
     return Strategy(f"FSDP {sharding}", processes, shard_optimizer=sharding != "NO_SHARD",
                     shard_gradients=sharding != "NO_SHARD", shard_weights=full, offload_optimizer=offload,
-                    offload_weights=offload, mixed_precision=precision)
+                    offload_weights=offload, mixed_precision=precision, distributed_type="FSDP")
 
 
 # ----------------------------------------------------------------------------------------- memory
@@ -290,7 +294,7 @@ def memory_per_gpu(config: Config, arch: Any, total: int, trainable: int, strate
         parts["vLLM weights"] = 2.0 * total
         parts["vLLM runtime"] = VLLM_RUNTIME_GIB * GIB
         sequences = vllm_sequences(config, strategy.processes)
-        parts["vLLM KV cache"] = float(sequences * config.train.max_length * kv_bytes_per_token(arch))
+        parts["vLLM KV cache"] = float(sequences * max_model_len(config) * kv_bytes_per_token(arch))
     return parts
 
 
@@ -347,7 +351,15 @@ def dry_run(config: Config, accelerate_config: str | None = None, num_processes:
     if strategy.mixed_precision != "bf16":
         print(f"  note      mixed precision {strategy.mixed_precision}: the figures below assume bf16")
 
+    if config.actor.backend == "vllm" and importlib.util.find_spec("vllm") is None:
+        print('  note      vllm is not installed here; the GPU machine needs pip install "expbank[vllm]"')
+
     parts = memory_per_gpu(config, arch, total, trainable, strategy)
+    if config.actor.backend == "vllm":
+        engine = parts["vLLM weights"] + parts["vLLM runtime"] + parts["vLLM KV cache"]
+        share, given = engine / (gpu_memory_gb * GIB), config.train.vllm_gpu_memory_utilization
+        # vLLM takes its whole share whatever it needs: the KV cache grows into the rest
+        parts["vLLM KV cache"] += max(0.0, given * gpu_memory_gb * GIB - engine)
     needed = sum(parts.values())
     print(f"memory per GPU (GiB; no gradient checkpointing, activations for "
           f"{config.train.micro_batch_size} x {config.train.max_length} tokens)")
@@ -355,13 +367,21 @@ def dry_run(config: Config, accelerate_config: str | None = None, num_processes:
         print(f"  {name:<14} {nbytes / GIB:8.2f}")
     print(f"  {'total':<14} {needed / GIB:8.2f}")
     if config.actor.backend == "vllm":
-        share = (parts["vLLM weights"] + parts["vLLM runtime"] + parts["vLLM KV cache"]) / (gpu_memory_gb * GIB)
         print(f"  vLLM needs gpu_memory_utilization >= {share:.2f} for {vllm_sequences(config, strategy.processes)} "
-              f"sequences of {config.train.max_length} tokens "
-              f"({kv_bytes_per_token(arch) / 2**10:.0f} KiB of KV cache per token)")
+              f"sequences of {max_model_len(config)} tokens "
+              f"({kv_bytes_per_token(arch) / 2**10:.0f} KiB of KV cache per token); "
+              f"train.vllm_gpu_memory_utilization is {given:g}")
+        if given < share:
+            print(f"dry run WARNING: train.vllm_gpu_memory_utilization={given:g} is below the {share:.2f} the engine "
+                  "needs; raise it")
+            return 0
+    refusal = launch_refusal(strategy.distributed_type)
+    if refusal:
+        print(f"dry run WARNING: {refusal}. The figures above are for planning.")
+        return 0
     if needed > gpu_memory_gb * GIB:
         print(f"dry run WARNING: needs {needed / GIB:.1f} GiB per GPU, more than {gpu_memory_gb:g} GiB; "
-              "lower train.micro_batch_size or train.max_length, use LoRA, or shard (configs/accelerate/)")
+              "lower train.micro_batch_size or train.max_length, or use LoRA")
     else:
         print(f"dry run OK: fits in {gpu_memory_gb:g} GiB per GPU ({needed / GIB:.1f} GiB needed)")
     return 0

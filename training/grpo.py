@@ -366,8 +366,8 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
     from expbank import envs
     from expbank.envs.pool import EnvPool
     from expbank.errors import UserError
-    from expbank.training import living_bank, protocol, selection
-    from expbank.training.backends import HFBackend
+    from expbank.training import living_bank, protocol, selection, vllm_sync
+    from expbank.training.backends import HFBackend, VLLMBackend, require_vllm
     from expbank.training.curves import write_curves
     from expbank.training.evaluate import open_memory
     from expbank.training.rollout import RolloutJob, RolloutSettings, rollout
@@ -375,9 +375,11 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
     from expbank.trajectory import Episode, EpisodeWriter, make_episode_id
 
     cfg = config.train
-    if config.actor.backend != "hf":
-        raise UserError(f"expbank train generates with actor.backend=hf; {config.actor.backend!r} during training "
-                        "is not implemented yet (evaluate an exported checkpoint with it instead)")
+    if config.actor.backend == "openai":
+        raise UserError("expbank train samples from the policy it trains: actor.backend=openai serves a fixed remote "
+                        "model; use hf or vllm (evaluate an exported checkpoint behind an endpoint instead)")
+    if config.actor.backend == "vllm":
+        require_vllm()  # before anything is loaded or written
     run_dir = Path(config.run.dir or f"runs/train-{config.env.name}")
     dist = Distributed(cfg.tracker, run_dir)
     if dist.is_main:
@@ -419,7 +421,11 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
                                # GRPO needs diverse groups: greedy decoding (temperature 0) samples at 1.0
                                temperature=config.decoding.temperature or 1.0,
                                max_new_tokens=config.decoding.max_new_tokens)
-    backend = HFBackend.wrap(policy.model, policy.tokenizer, policy.name, batch_size=cfg.micro_batch_size)
+    if config.actor.backend == "vllm":  # a colocated engine per rank, given the policy's weights every step
+        backend = VLLMBackend.colocated(config.actor.model, dist.rank, cfg.vllm_gpu_memory_utilization,
+                                        vllm_sync.max_model_len(config))
+    else:
+        backend = HFBackend.wrap(policy.model, policy.tokenizer, policy.name, batch_size=cfg.micro_batch_size)
     last = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     tasks_per_step = min(cfg.tasks_per_step, len(task_ids))
     workers = max(1, min(config.run.episodes_in_flight, len(dist.shard(range(tasks_per_step))) * cfg.group_size))
@@ -433,6 +439,8 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
             began = time.perf_counter()
             # every rank draws the same tasks and plays its share; a task's group stays on one rank
             tasks = dist.shard(random.Random(f"{config.run.seed}-{step}").sample(task_ids, tasks_per_step))
+            if config.actor.backend == "vllm":
+                backend.load_weights(vllm_sync.base_model_weights(policy.model))
             jobs = [RolloutJob(make_episode_id(config.env.name, cfg.split, task, policy.name, settings.arm,
                                                config.run.seed, step, g), task, config.run.seed, f"it{step}-g{g}")
                     for task in tasks for g in range(cfg.group_size)]
