@@ -135,7 +135,6 @@ class VLLMBackend:
         place) and finds its GPU and peers through torchrun's variables, which ``accelerate launch`` sets and a
         single ``expbank train`` process gets here.
         """
-        require_vllm()
         for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "localhost")):
             os.environ.setdefault(key, value)
         if not os.environ.get("MASTER_PORT"):
@@ -159,7 +158,8 @@ class VLLMBackend:
                  stop: list[str] | None = None, seed: int | None = None, **_: Any) -> list[str]:
         """One reply per conversation. Each request gets its own seed (``seed + i``): one seed shared by a
         batch would make identical prompts (a GRPO group's first turn) sample identical replies."""
-        SamplingParams = require_vllm().SamplingParams
+        from vllm import SamplingParams  # importable: this engine was built with it
+
         params = [SamplingParams(temperature=temperature, max_tokens=max_new_tokens,
                                  seed=None if seed is None else seed + i,
                                  stop=[ACTION_STOP] if stop is None else list(stop),
