@@ -1,4 +1,4 @@
-"""Text environments behind one protocol (DESIGN.md §2).
+"""Text environments behind one protocol (docs/design.md §2).
 
 ``import expbank.envs`` registers ``expbank/ALFWorld-v0`` and ``expbank/WebShop-v0`` with gymnasium.
 Engines are imported only when an environment is made.

@@ -1,4 +1,4 @@
-"""The text-environment protocol shared by every expbank environment (DESIGN.md §2).
+"""The text-environment protocol shared by every expbank environment (docs/design.md §2).
 
 A concrete environment implements three hooks (``list_task_ids``, ``_load`` and ``_apply``) and an
 expert; this base class owns what must behave identically everywhere: task selection, step counting,

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from expbank.envs import make
+
 POLICIES = ("expert", "random")
 
 
@@ -31,7 +33,7 @@ class EpisodeJob:
 
 @dataclass
 class EpisodeResult:
-    """What a worker reports for one episode (steps as plain dicts, DESIGN.md §3 step fields)."""
+    """What a worker reports for one episode (steps as plain dicts, docs/design.md §3 step fields)."""
 
     job: EpisodeJob
     task: str = ""
@@ -76,8 +78,6 @@ class WorkerError:
 
 
 def _worker(conn: Connection, name: str, split: str, data_dir: str | None, options: dict[str, Any]) -> None:
-    from expbank.envs import make
-
     env = make(name, split=split, data_dir=data_dir, **options)
     while True:
         request = conn.recv()

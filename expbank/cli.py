@@ -11,21 +11,24 @@ import argparse
 import importlib
 import sys
 
+from expbank import __version__
+from expbank.errors import UserError
+
 # name -> (module, one-line help). Modules must not import heavy libraries at import time.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "collect": ("expbank.training.collect", "play an expert or random policy and write trajectories (JSONL)"),
-    "eval": ("expbank.training.evaluate", "evaluate one actor and memory arm on a fixed panel (run directory)"),
-    "show": ("expbank.training.show", "print one episode of a run as a readable transcript"),
-    "ablate": ("expbank.training.ablate", "run several arms on the same panel with paired statistics"),
-    "sft": ("expbank.training.sft", "supervised cold start on expert trajectories (LoRA or full)"),
-    "train": ("expbank.training.grpo", "train a policy with multi-turn GRPO (checkpoints, --resume)"),
-    "quickstart": ("expbank.training.quickstart", "run the whole pipeline on the bundled data"),
-    "bank": ("expbank.bank_cli", "build, query, inspect and curate an experience bank"),
-    "serve": ("expbank.serve_cli", "serve a bank over HTTP for frozen actors (FastAPI)"),
-    "serve-model": ("expbank.training.serve_model", "serve a local model over an OpenAI-compatible API (FastAPI)"),
-    "report": ("expbank.training.report_cli", "rebuild summary.json, report.md and plots of a run from its episodes"),
-    "compare": ("expbank.training.compare_cli", "paired comparison of two eval runs on the same panel"),
-    "export-model": ("expbank.training.export", "merge a trained checkpoint (LoRA or full) into a folder "
+    "collect": ("expbank.commands.collect", "play an expert or random policy and write trajectories (JSONL)"),
+    "eval": ("expbank.commands.eval", "evaluate one actor and memory arm on a fixed panel (run directory)"),
+    "show": ("expbank.commands.show", "print one episode of a run as a readable transcript"),
+    "ablate": ("expbank.commands.ablate", "run several arms on the same panel with paired statistics"),
+    "sft": ("expbank.commands.sft", "supervised cold start on expert trajectories (LoRA or full)"),
+    "train": ("expbank.commands.train", "train a policy with multi-turn GRPO (checkpoints, --resume)"),
+    "quickstart": ("expbank.commands.quickstart", "run the whole pipeline on the bundled data"),
+    "bank": ("expbank.commands.bank", "build, query, inspect and curate an experience bank"),
+    "serve": ("expbank.commands.serve", "serve a bank over HTTP for frozen actors (FastAPI)"),
+    "serve-model": ("expbank.commands.serve_model", "serve a local model over an OpenAI-compatible API (FastAPI)"),
+    "report": ("expbank.commands.report", "rebuild summary.json, report.md and plots of a run from its episodes"),
+    "compare": ("expbank.commands.compare", "paired comparison of two eval runs on the same panel"),
+    "export-model": ("expbank.commands.export_model", "merge a trained checkpoint (LoRA or full) into a folder "
                      "transformers and vLLM load, with its bank snapshot"),
 }
 
@@ -41,8 +44,6 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The top-level parser; only ``command``'s module is imported to describe its arguments."""
     parser = _Parser(prog="expbank", description="Experience-bank trainer for agentic LLM tasks.")
-    from expbank import __version__
-
     parser.add_argument("--version", action="version", version=f"expbank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module_name, help_text) in COMMANDS.items():
@@ -83,8 +84,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _is_user_error(err: Exception) -> bool:
     """Errors from bad input are reported in one line; anything else is a bug and keeps its traceback."""
-    from expbank.errors import UserError
-
     if isinstance(err, UserError):
         return True
     envs_errors = sys.modules.get("expbank.envs.errors")

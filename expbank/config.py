@@ -1,19 +1,27 @@
-"""Run configs: YAML files validated on load, with dotted ``key=value`` overrides (DESIGN.md §9).
+"""Run configs: YAML files validated on load, with dotted ``key=value`` overrides (docs/design.md §9).
 
 Every section is a pydantic model that forbids unknown keys, so a typo such as ``memory.kk`` fails on
-load with the closest valid key suggested instead of silently doing nothing.
+load with the closest valid key suggested instead of silently doing nothing. Every key has a description,
+from which ``scripts/config_reference.py`` writes the table of docs/config-reference.md. A renamed key is
+still read for one release, with a warning naming its new name (:data:`RENAMED_KEYS`), so configs and run
+directories written before the rename load (and resume) unchanged.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
+import logging
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
 from expbank.errors import UserError
+
+log = logging.getLogger(__name__)
 
 
 class Section(BaseModel):
@@ -28,133 +36,250 @@ class EnvConfig(Section):
 
 
 class PanelConfig(Section):
-    task_ids: list[str] | None = None
-    limit: int | None = Field(None, ge=1)
-    seeds: list[int] = Field(default_factory=lambda: [0])
+    task_ids: list[str] | None = Field(
+        None, description="Explicit task ids to evaluate (in this order); `null` = the split's tasks.")
+    limit: int | None = Field(
+        None, ge=1, description="Evaluate only the first N tasks of the split, in split order; `null` = all.")
+    seeds: list[int] = Field(
+        default_factory=lambda: [0], description="Seeds; every task is played once per seed. Several seeds "
+        "add mean ± sd to the report.")
 
 
 class ActorConfig(Section):
-    backend: Literal["hf", "openai", "vllm"] = "hf"
-    model: str = "smollm2-135m"
-    adapter: str | None = None
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    backend: Literal["hf", "openai", "vllm"] = Field(
+        "hf", description="`hf` (local transformers), `openai` (any OpenAI-compatible endpoint; evaluation "
+        "only) or `vllm` (in-process, the `vllm` extra; in `expbank train` a colocated engine per GPU given "
+        "the policy's weights every step).")
+    model: str = Field(
+        "smollm2-135m", description="`smollm2-135m`, `tiny-random` (tests), a local folder, a hub name, a "
+        "training checkpoint (`RUN/checkpoints/step-N`) or an API model name.")
+    adapter: str | None = Field(
+        None, description="A PEFT (LoRA) adapter folder put on `actor.model`, e.g. "
+        "`RUN/checkpoints/step-N/model` or an SFT run's `model/`.")
+    base_url: str | None = Field(
+        None, description="Endpoint of the `openai` backend; `null` = `$OPENAI_BASE_URL`.")
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", description="Name of the environment variable holding the API key.")
+    timeout_s: float = Field(
+        60.0, gt=0, description="`openai` backend: seconds to connect and to wait for each read of a reply.")
+    deadline_s: float = Field(
+        300.0, gt=0, description="`openai` backend: seconds one request may take in all, retries included; "
+        "a server that trickles its reply fails here.")
+    max_reply_chars: int = Field(
+        32_000, ge=1, description="`openai` backend: a reply is cut to this many characters, and a body too "
+        "large to hold them fails the request.")
 
 
 class MemoryConfig(Section):
-    mode: Literal["none", "raw", "bank"] = "none"
-    retrieval: Literal["fixed", "agentic"] = "fixed"
-    reconstruct: bool = True
-    k: int = Field(3, ge=1)
-    bank: str | None = None
-    # source-observation counterfactual: the entry's own source, none, or another entry's
-    source: Literal["matched", "none", "random"] = "matched"
+    mode: Literal["none", "raw", "bank"] = Field(
+        "none", description="`none` (no experience), `raw` (trajectory excerpts: raw replay) or `bank` "
+        "(distilled strategy/warning entries).")
+    retrieval: Literal["fixed", "agentic"] = Field(
+        "fixed", description="`fixed`: the system retrieves with the task and observation each step; "
+        "`agentic`: the policy writes a `<retrieve>` query first.")
+    reconstruct: bool = Field(
+        True, description="Ask for `<critique>` and `<reconstruct>` before the action; `false` is the "
+        "without-reconstruction ablation.")
+    k: int = Field(
+        3, ge=1, description="Entries retrieved per step (raw and bank arms use the same k and token cap).")
+    bank: str | None = Field(
+        None, description="A bank directory or the URL of `expbank serve` (`http://host:port`).")
+    source: Literal["matched", "none", "random"] = Field(
+        "matched", description="Source-observation counterfactual: show each entry's own source observation "
+        "(`matched`), none, or another entry's (`random`).")
 
 
 class PromptConfig(Section):
-    history_length: int = Field(3, ge=0)
+    history_length: int = Field(
+        3, ge=0, description="Previous (observation, action) pairs shown in each step's prompt.")
 
 
 class DecodingConfig(Section):
-    temperature: float = Field(0.0, ge=0.0)
-    max_new_tokens: int = Field(128, ge=1)
+    temperature: float = Field(
+        0.0, ge=0.0, description="Sampling temperature; 0 = greedy (evaluation). GRPO samples at 1.0 when "
+        "this is 0.")
+    max_new_tokens: int = Field(128, ge=1, description="Token cap of each reply.")
 
 
 class RewardConfig(Section):
-    outcome_scale: float = 10.0
-    format_weight: float = 0.1
-    invalid_penalty: float = 0.1
-    # WebShop's outcome: the purchase score, or 1 iff the score is 1
-    webshop_outcome: Literal["score", "success"] = "score"
+    outcome_scale: float = Field(
+        10.0, description="GRPO reward weight of the episode outcome (the literature's recipes use 10).")
+    format_weight: float = Field(
+        0.1, description="Reward weight of the fraction of turns that follow the tagged grammar.")
+    invalid_penalty: float = Field(0.1, description="Reward subtracted per invalid action.")
+    webshop_outcome: Literal["score", "success"] = Field(
+        "score", description="WebShop outcome: the purchase `score`, or `success` (1 iff the score is 1).")
 
 
-class TrainConfig(Section):
-    """GRPO settings (DESIGN.md §6); the defaults are a CPU-sized run."""
+class TrainLoraConfig(Section):
+    """LoRA adapters of ``expbank train`` (their shape is also what ``expbank sft`` trains)."""
 
-    steps: int = Field(10, ge=1)
-    split: str = "train"
-    tasks_per_step: int = Field(2, ge=1)
-    group_size: int = Field(4, ge=2)
-    learning_rate: float = Field(1e-5, gt=0)
-    beta: float = Field(0.0, ge=0)  # KL to the reference (k3); 0 loads no reference
-    epsilon: float = Field(0.2, gt=0)
-    epsilon_high: float | None = None  # asymmetric upper clip (DAPO's clip-higher); None = epsilon
-    loss_aggregation: Literal["token_mean", "sequence_mean", "dr_grpo"] = "token_mean"
-    scale_rewards: bool = True  # divide group-centred rewards by the group's std
-    drop_zero_variance: bool = True  # groups whose episodes all scored the same carry no signal
-    # weight each episode once, not each turn: a turn's advantage × (its group's mean turns / its episode's
-    # turns), so a group's rows sum to zero (failed episodes run longer and would push down shared tokens)
-    balance_turns: bool = False
-    mu: int = Field(1, ge=1)  # optimisation passes over each batch (importance ratios after the first)
-    micro_batch_size: int = Field(8, ge=1)
-    max_grad_norm: float = 1.0
-    max_length: int = Field(2048, ge=16)
-    lora: bool = True
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.0
-    lora_target_modules: list[str] = Field(default_factory=lambda: [
-        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
-    checkpoint_every: int = Field(1, ge=1)
-    keep_checkpoints: int | None = Field(None, ge=1)  # newest N kept (the best one always); None = all
-    # model selection: a greedy eval on select.split every N steps and at the end (0 = off)
-    eval_every: int = Field(0, ge=0)
-    eval_tasks: int | None = Field(20, ge=1)  # first N tasks of the split; None = the whole split
-    # the living bank (memory.mode=bank with a local memory.bank): the run trains with its own copy
-    bank_update_every: int = Field(1, ge=0)  # summarise new entries every N steps; 0 = the bank stays frozen
-    bank_episodes_per_group: int = Field(2, ge=1)  # success/failure-balanced episodes kept per group
-    bank_summariser: Literal["rule", "llm"] = "rule"
-    bank_summariser_model: str | None = None  # llm: model name on the server (default: actor.model)
-    bank_summariser_base_url: str | None = None  # llm: an OpenAI-compatible server
-    prune_every: int = Field(0, ge=0)  # prune the bank every N steps; 0 = never
-    prune_min_uses: int = Field(3, ge=1)
-    prune_threshold: float = Field(0.3, ge=0.0, le=1.0)
-    bank_capacity: int | None = Field(None, ge=1)
-    tracker: Literal["none", "tensorboard", "wandb"] = "none"
-    # actor.backend=vllm: the share of each GPU its colocated engine takes (`expbank train --dry-run` prints the
-    # least that fits)
-    vllm_gpu_memory_utilization: float = Field(0.3, gt=0, le=1)
+    enabled: bool = Field(
+        True, description="Train new LoRA adapters (`true`) or all weights; a run with `actor.adapter` "
+        "continues that adapter either way.")
+    r: int = Field(16, ge=1, description="LoRA rank.")
+    alpha: int = Field(32, ge=1, description="LoRA alpha; the adapter's update is scaled by alpha / r.")
+    dropout: float = Field(0.0, ge=0.0, lt=1.0, description="LoRA dropout probability.")
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        description="Module names that get LoRA adapters.")
+
+
+class CheckpointConfig(Section):
+    every: int = Field(
+        1, ge=1, description="Checkpoint every N steps (and at the last step and every selection "
+        "evaluation); `--resume` continues from the newest.")
+    keep: int | None = Field(
+        None, ge=1, description="Keep only the newest N checkpoints (the best one is always kept); `null` = "
+        "all.")
+
+
+class LivingBankConfig(Section):
+    """The bank a GRPO run grows from its episodes (``memory.mode: bank`` with a local ``memory.bank``)."""
+
+    update_every: int = Field(
+        1, ge=0, description="Living bank: summarise kept training episodes into the run's copy of the bank "
+        "every N steps; 0 = the bank stays frozen.")
+    episodes_per_group: int = Field(
+        2, ge=1, description="Success/failure-balanced episodes of each group kept for the bank.")
+    summariser: Literal["rule", "llm"] = Field(
+        "rule", description="Summariser of the living bank: `rule` or `llm`.")
+    summariser_model: str | None = Field(
+        None, description="`llm` summariser: model name on the server; `null` = `actor.model`.")
+    summariser_base_url: str | None = Field(
+        None, description="`llm` summariser: an OpenAI-compatible server (e.g. `expbank serve-model`).")
+    prune_every: int = Field(0, ge=0, description="Prune the living bank every N steps; 0 = never.")
+    prune_min_uses: int = Field(
+        3, ge=1, description="Pruning: only entries shown in at least this many episodes can be pruned.")
+    prune_threshold: float = Field(
+        0.3, ge=0.0, le=1.0, description="Pruning: remove entries whose utility (successes+1)/(uses+2) is "
+        "below this.")
+    capacity: int | None = Field(
+        None, ge=1, description="Pruning: evict the lowest-utility entries above this many entries; `null` = "
+        "no cap.")
 
     @model_validator(mode="after")
-    def _llm_summariser_has_a_server(self) -> TrainConfig:
-        if self.bank_summariser == "llm" and not self.bank_summariser_base_url:
-            raise ValueError("train.bank_summariser=llm needs train.bank_summariser_base_url (an OpenAI-compatible "
-                             "server; `expbank serve-model` serves a local model)")
+    def _llm_summariser_has_a_server(self) -> LivingBankConfig:
+        if self.summariser == "llm" and not self.summariser_base_url:
+            raise ValueError("train.bank.summariser=llm needs train.bank.summariser_base_url (an "
+                             "OpenAI-compatible server; `expbank serve-model` serves a local model)")
         return self
 
 
+class VLLMConfig(Section):
+    gpu_memory_utilization: float = Field(
+        0.3, gt=0, le=1, description="With `actor.backend: vllm`: the fraction of each GPU's memory the "
+        "colocated vLLM engine takes (`expbank train --dry-run` prints the least that fits).")
+
+
+class TrainConfig(Section):
+    """GRPO settings (docs/design.md §6; docs/training.md maps them to TRL's); the defaults are a CPU run."""
+
+    steps: int = Field(10, ge=1, description="GRPO steps.")
+    split: str = Field("train", description="Split GRPO samples its tasks from.")
+    tasks_per_step: int = Field(2, ge=1, description="Tasks per GRPO step (one group each).")
+    group_size: int = Field(
+        4, ge=2, description="Episodes per task from the same initial state (G); advantages are normalised "
+        "within the group.")
+    learning_rate: float = Field(
+        1e-5, gt=0, description="AdamW learning rate (recipes: ~1e-5 LoRA, 1e-6 full).")
+    beta: float = Field(
+        0.0, ge=0, description="Weight of the k3 KL to the reference (the policy the run started from); 0 "
+        "loads no reference.")
+    epsilon: float = Field(0.2, gt=0, description="Lower (and default upper) clip of the importance ratio.")
+    epsilon_high: float | None = Field(
+        None, gt=0, description="Upper clip of the importance ratio (DAPO's clip-higher); `null` = "
+        "`epsilon`.")
+    loss_aggregation: Literal["token_mean", "sequence_mean", "dr_grpo"] = Field(
+        "token_mean", description="How token losses add up to the step's loss: `token_mean` (their sum / the "
+        "step's loss tokens), `sequence_mean` (mean per row, then over rows) or `dr_grpo` (their sum / (rows × "
+        "`decoding.max_new_tokens`)); docs/training.md gives TRL's names.")
+    scale_rewards: bool = Field(True, description="Divide group-centred rewards by the group's std.")
+    drop_zero_variance: bool = Field(
+        True, description="Drop groups whose episodes all got the same reward (no signal); they are counted "
+        "in the metrics either way.")
+    balance_turns: bool = Field(
+        False, description="Weight each episode once instead of each turn: a turn's advantage is multiplied "
+        "by (its group's mean turns / its episode's turns), so a group's rows sum to zero. Without it, "
+        "failed episodes (which run longer) push down every token they share with wins (docs/training.md).")
+    mu: int = Field(
+        1, ge=1, description="Optimisation passes over each step's batch (importance ratios after the "
+        "first).")
+    micro_batch_size: int = Field(
+        8, ge=1, description="Rows per forward/backward pass (and the generation batch size during "
+        "rollouts).")
+    max_grad_norm: float = Field(
+        1.0, gt=0, description="Gradient clipping: the largest L2 norm of the gradient.")
+    max_length: int = Field(2048, ge=16, description="Token cap of a training row (truncated from the left).")
+    lora: TrainLoraConfig = Field(default_factory=TrainLoraConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    bank: LivingBankConfig = Field(default_factory=LivingBankConfig)
+    tracker: Literal["none", "tensorboard", "wandb"] = Field(
+        "none", description="Metrics tracker through accelerate: `none`, `tensorboard` or `wandb` "
+        "(metrics.jsonl and PNG curves are always written).")
+    vllm: VLLMConfig = Field(default_factory=VLLMConfig)
+
+
 class SelectConfig(Section):
-    split: str = "dev"
+    """Model selection during GRPO (docs/training.md): greedy evaluations on a split that is not reported."""
+
+    split: str = Field(
+        "dev", description="Split used for model selection; a config that also reports it is refused.")
+    every: int = Field(
+        0, ge=0, description="Greedy evaluation on `select.split` every N GRPO steps and at the last step, "
+        "for model selection (`checkpoints/best.json`); 0 = off.")
+    tasks: int | None = Field(
+        20, ge=1, description="First N tasks of `select.split` in each of those evaluations; `null` = the "
+        "whole split.")
 
 
 class ReportConfig(Section):
-    splits: list[str] = Field(default_factory=lambda: ["valid_unseen"])
+    splits: list[str] = Field(
+        default_factory=lambda: ["valid_unseen"],
+        description="Splits whose numbers are reported; must not contain `select.split`.")
 
 
 class RunConfig(Section):
-    dir: str | None = None
-    seed: int = 0
-    arm: str | None = None  # name of this arm in reports; default derived from the memory settings
-    episodes_in_flight: int = Field(4, ge=1)  # env workers; generation is batched across them
+    dir: str | None = Field(
+        None, description="Run directory; `null` = a name derived from the command, env, split, model and "
+        "arm under `runs/`. Re-running with the same config resumes it; a different config is refused.")
+    seed: int = Field(0, description="Seed of training, sampling and the bootstrap.")
+    arm: str | None = Field(
+        None, description="Name of this arm in reports; `null` = derived from the memory settings (`none`, "
+        "`bank`, `bank-norecon`, ...).")
+    episodes_in_flight: int = Field(
+        4, ge=1, description="Environment workers; generation is batched across them.")
+    replay_errors: bool = Field(
+        True, description="`expbank eval`: a resumed run plays again the episodes that ended with an error "
+        "(a backend or service outage), replacing their records; `false` keeps them as failures.")
 
 
 class AblateConfig(Section):
-    # a list of arms, each a mapping of dotted overrides, e.g. [{memory.mode: none}, {memory.mode: bank}]
-    arms: list[dict[str, Any]] | None = None
-    # or a grid: dotted key -> values; every combination becomes an arm
-    grid: dict[str, list[Any]] | None = None
+    arms: list[dict[str, Any]] | None = Field(
+        None, description="`expbank ablate`: a list of arms, each a mapping of dotted overrides, e.g. "
+        "`[{memory.mode: none}, {memory.mode: bank}]`; `null` = none, raw, bank, bank without "
+        "reconstruction, bank with random sources.")
+    grid: dict[str, list[Any]] | None = Field(
+        None, description="`expbank ablate`: dotted key → list of values; every combination becomes an arm "
+        "(instead of `ablate.arms`).")
 
 
 class SFTConfig(Section):
-    """Supervised cold start on expert trajectories (DESIGN.md §5 layout, template targets)."""
+    """Supervised cold start on expert trajectories (docs/design.md §5 layout, template targets)."""
 
-    trajectories: list[str] = Field(default_factory=list)
-    split: str = "train"  # the split the trajectories come from (retrieval refuses banks made from it)
-    epochs: float = Field(1.0, gt=0)
-    learning_rate: float = Field(2e-4, gt=0)
-    batch_size: int = Field(8, ge=1)
-    max_length: int = Field(2048, ge=16)
-    lora: bool = True
+    trajectories: list[str] = Field(
+        default_factory=list, description="Expert trajectory files (JSONL) whose successful episodes become "
+        "SFT records.")
+    split: str = Field(
+        "train", description="The split those trajectories come from; SFT retrieval refuses a bank built "
+        "from it.")
+    epochs: float = Field(1.0, gt=0, description="SFT epochs (fractions allowed).")
+    learning_rate: float = Field(2e-4, gt=0, description="SFT learning rate.")
+    batch_size: int = Field(8, ge=1, description="SFT batch size (records per optimiser step).")
+    max_length: int = Field(2048, ge=16, description="Token cap of an SFT record.")
+    lora: bool = Field(
+        True, description="SFT trains LoRA adapters (`true`; rank, alpha and modules from `train.lora`) or "
+        "all weights.")
 
 
 class Config(Section):
@@ -198,16 +323,21 @@ class ConfigError(UserError):
     """A config file or override that does not fit the schema."""
 
 
-def valid_keys(model: type[BaseModel] = Config, prefix: str = "") -> list[str]:
-    """Every dotted key the schema accepts, e.g. ``memory.k``."""
+def key_fields(model: type[BaseModel] = Config, prefix: str = "") -> list[tuple[str, FieldInfo]]:
+    """Every dotted key the schema accepts (e.g. ``memory.k``) with its field: default, description, bounds."""
     keys = []
     for name, field in model.model_fields.items():
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            keys += valid_keys(annotation, f"{prefix}{name}.")
+            keys += key_fields(annotation, f"{prefix}{name}.")
         else:
-            keys.append(f"{prefix}{name}")
+            keys.append((f"{prefix}{name}", field))
     return keys
+
+
+def valid_keys(model: type[BaseModel] = Config) -> list[str]:
+    """Every dotted key the schema accepts, e.g. ``memory.k``."""
+    return [key for key, _ in key_fields(model)]
 
 
 def _suggest(key: str) -> str:
@@ -229,7 +359,7 @@ def set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
     for part in parts[:-1]:
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"override '{key}': '{part}' is not a section{_suggest(key)}")
+            raise ConfigError(f"'{key}': '{part}' is not a section{_suggest(key)}")
         node = child
     node[parts[-1]] = value
 
@@ -240,6 +370,82 @@ def _leaf_key(key: str, value: Any) -> str:
         sub, value = next(iter(value.items()))
         key = f"{key}.{sub}"
     return key
+
+
+# ------------------------------------------------------------------------------------------ renamed keys
+# Old dotted key -> new one, from when `train:` was grouped into sections; old keys are read, with a warning,
+# until the next release. `train.lora` comes first: its old value, a bool, has to become the section
+# `train.lora` before `train.lora_r` and the others can move into it.
+RENAMED_KEYS: dict[str, str] = {
+    "train.lora": "train.lora.enabled",
+    "train.lora_r": "train.lora.r",
+    "train.lora_alpha": "train.lora.alpha",
+    "train.lora_dropout": "train.lora.dropout",
+    "train.lora_target_modules": "train.lora.target_modules",
+    "train.checkpoint_every": "train.checkpoint.every",
+    "train.keep_checkpoints": "train.checkpoint.keep",
+    "train.eval_every": "select.every",
+    "train.eval_tasks": "select.tasks",
+    "train.bank_update_every": "train.bank.update_every",
+    "train.bank_episodes_per_group": "train.bank.episodes_per_group",
+    "train.bank_summariser": "train.bank.summariser",
+    "train.bank_summariser_model": "train.bank.summariser_model",
+    "train.bank_summariser_base_url": "train.bank.summariser_base_url",
+    "train.prune_every": "train.bank.prune_every",
+    "train.prune_min_uses": "train.bank.prune_min_uses",
+    "train.prune_threshold": "train.bank.prune_threshold",
+    "train.bank_capacity": "train.bank.capacity",
+    "train.vllm_gpu_memory_utilization": "train.vllm.gpu_memory_utilization",
+}
+
+_MISSING = object()
+
+
+def _get_dotted(tree: dict[str, Any], key: str) -> Any:
+    """The value at dotted ``key`` of a raw tree, or ``_MISSING``."""
+    node: Any = tree
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _renamed(key: str, value: Any) -> str | None:
+    """The new name of ``key`` when it is an old one holding ``value``, else None."""
+    new = RENAMED_KEYS.get(key)
+    if new is not None and isinstance(value, dict) and new.startswith(f"{key}."):
+        return None  # `train.lora: {r: 8}` is the new section, not the old switch
+    return new
+
+
+def _warn_renamed(source: str, old: str, new: str) -> None:
+    log.warning("%s: %s is deprecated; use %s (the old key is read until the next release)", source, old, new)
+
+
+def upgrade_key(key: str, value: Any, source: str = "<overrides>") -> str:
+    """The current name of an override's ``key`` (warning when it is an old one)."""
+    new = _renamed(key, value)
+    if new is None:
+        return key
+    _warn_renamed(source, key, new)
+    return new
+
+
+def upgrade_tree(tree: dict[str, Any], source: str = "<config>") -> dict[str, Any]:
+    """A copy of a raw config tree with every old key moved to its new name, one warning per key moved."""
+    tree = copy.deepcopy(tree)
+    for old, new in RENAMED_KEYS.items():
+        section, leaf = old.rsplit(".", 1)
+        parent = _get_dotted(tree, section)
+        if not isinstance(parent, dict) or leaf not in parent or _renamed(old, parent[leaf]) is None:
+            continue
+        if _get_dotted(tree, new) is not _MISSING:
+            raise ConfigError(f"{source}: '{old}' and '{new}' are both set; '{old}' is the old name of "
+                              f"'{new}', keep one")
+        _warn_renamed(source, old, new)
+        set_dotted(tree, new, parent.pop(leaf))
+    return tree
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] = (), model: type[Config] = Config) -> Config:
@@ -256,23 +462,25 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), model
             raise ConfigError(f"{path}: not valid YAML: {err}") from None
         if not isinstance(tree, dict):
             raise ConfigError(f"{path}: top level must be a mapping of sections")
+        tree = upgrade_tree(tree, source)  # first, so that an override wins over an old key of the file
     for text in overrides:
         key, value = parse_override(text)
-        set_dotted(tree, key, value)
+        set_dotted(tree, upgrade_key(key, value), value)
     return config_from_tree(tree, source, model)
 
 
 def config_from_tree(tree: dict[str, Any], source: str = "<config>", model: type[Config] = Config) -> Config:
-    """Validate a nested mapping as a config; errors name the key and suggest the closest valid one."""
+    """Validate a nested mapping as a config (old keys read under their new names); errors name the key and
+    suggest the closest valid one."""
     try:
-        return model.model_validate(tree)
+        return model.model_validate(upgrade_tree(tree, source))
     except ValidationError as err:
         first = err.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         if first["type"] == "extra_forbidden":
             key = _leaf_key(key, first["input"])
             raise ConfigError(f"{source}: unknown key '{key}'{_suggest(key)}") from None
-        if not key:  # a check across keys
+        if not key or first["type"] == "value_error":  # a check across keys: its message names them
             raise ConfigError(f"{source}: {first['msg'].removeprefix('Value error, ')}") from None
         raise ConfigError(f"{source}: bad value for '{key}': {first['msg']}") from None
 

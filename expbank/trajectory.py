@@ -1,4 +1,4 @@
-"""Trajectory records (DESIGN.md §3): one episode per JSON line, validated on read.
+"""Trajectory records (docs/design.md §3): one episode per JSON line, validated on read.
 
 The writer appends one complete line per episode and flushes it, so an interrupted run loses at most
 the episodes in flight and a re-run can resume by skipping the ``episode_id``s already present.
@@ -7,7 +7,9 @@ the episodes in flight and a re-run can resume by skipping the ``episode_id``s a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from expbank.errors import UserError
 
 
 class TrajectoryFormatError(UserError, ValueError):
-    """A trajectory file holds a line that is not a valid DESIGN.md §3 record."""
+    """A trajectory file holds a line that is not a valid trajectory record (docs/design.md §3)."""
 
 
 class Step(BaseModel):
@@ -55,13 +57,36 @@ class Episode(BaseModel):
     error: str | None = None
 
 
+SPLIT_NAMES = ("valid_unseen", "valid_seen", "train", "dev", "test")  # longest first: a prefix test picks right
+_TRAINING_SUFFIX = re.compile(r"-it(\d+)-g(\d+)$")
+
+
 def make_episode_id(env: str, split: str, task_id: str, policy: str, arm: str, seed: int,
                     train_step: int | None = None, group_index: int | None = None) -> str:
-    """The unique id of DESIGN.md §3: ``<env>-<split>-<task_id>-<policy>-<arm>-s<seed>[-it<step>-g<i>]``."""
+    """The unique id of docs/design.md §3: ``<env>-<split>-<task_id>-<policy>-<arm>-s<seed>[-it<step>-g<i>]``."""
     episode_id = f"{env}-{split}-{task_id}-{policy}-{arm}-s{seed}"
     if train_step is not None:
         episode_id += f"-it{train_step}-g{group_index or 0}"
     return episode_id
+
+
+@dataclass(frozen=True)
+class EpisodeIdParts:
+    """What can be read back from an episode id without ambiguity (task ids and policies may hold ``-``)."""
+
+    env: str
+    split: str | None  # None when the split is not one of SPLIT_NAMES
+    train_step: int | None  # GRPO episodes only
+    group_index: int | None
+
+
+def parse_episode_id(episode_id: str) -> EpisodeIdParts:
+    """The inverse of :func:`make_episode_id` for the parts that are unambiguous."""
+    env, _, rest = episode_id.partition("-")
+    split = next((s for s in SPLIT_NAMES if rest.startswith(s + "-")), None)
+    training = _TRAINING_SUFFIX.search(episode_id)
+    step, group = (int(training[1]), int(training[2])) if training else (None, None)
+    return EpisodeIdParts(env, split, step, group)
 
 
 def episodes_in_id_order(path: str | Path) -> list[Episode]:

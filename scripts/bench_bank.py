@@ -1,4 +1,4 @@
-"""Benchmark the experience bank on synthetic normalised 384-d vectors (issue 4; median of 3 runs).
+"""Benchmark the experience bank on synthetic normalised 384-d vectors (median of 3 runs).
 
 Measures search p50/p99 (Flat and HNSW) at 10k, 100k and 1M rows, end-to-end ``retrieval.search`` at
 10k/100k (filters, tombstone skipping, exact re-scoring; the query embedding is precomputed so the index is
@@ -81,7 +81,7 @@ def bench_index(n: int, hnsw: bool, rng, queries: int) -> dict:
 
 
 def synthetic_entries(n: int, start: int = 0):
-    from expbank.entry import Entry, Outcome
+    from expbank.bank.entry import Entry, Outcome
 
     return [Entry(id=f"{start + i:064x}", env="alfworld", task_type="pick_and_place_simple", kind="strategy",
                   task=f"put some thing {start + i} in the receptacle.", task_id=str(start + i),
@@ -90,7 +90,7 @@ def synthetic_entries(n: int, start: int = 0):
 
 
 def make_bank(n: int, rng, path: Path | None = None, hnsw_min_size: int = 50_000):
-    from expbank.store import Bank, BankSettings
+    from expbank.bank.store import Bank, BankSettings
 
     bank = Bank.create(path, BankSettings(hnsw_min_size=hnsw_min_size), dim=DIM)
     step = 10_000
@@ -116,7 +116,7 @@ class FixedQuery:
 
 
 def bench_end_to_end(n: int, rng, hnsw: bool) -> dict:
-    from expbank.retrieval import search
+    from expbank.bank.retrieval import search
 
     start = time.perf_counter()
     bank = make_bank(n, rng, hnsw_min_size=n if hnsw else 10 * n)
@@ -157,7 +157,7 @@ def bench_insert(bank, batch: int, rng, gate: bool = True) -> dict:
 
 
 def bench_utility(n: int, rng) -> dict:
-    from expbank.utility import credit
+    from expbank.bank.curation import credit
 
     with tempfile.TemporaryDirectory() as tmp:
         bank = make_bank(n, rng, path=Path(tmp) / "bank", hnsw_min_size=10 * n)

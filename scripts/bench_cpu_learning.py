@@ -49,7 +49,7 @@ def run_config(args: argparse.Namespace, out: Path) -> Config:
                 "learning_rate": 2e-4, "batch_size": 4, "max_length": 1024, "lora": True},
         "train": {"split": "train", "steps": args.grpo_steps, "tasks_per_step": args.tasks_per_step,
                   "group_size": args.group_size, "learning_rate": args.grpo_learning_rate, "beta": 0.01,
-                  "lora": True, "max_length": 1024, "micro_batch_size": 4},
+                  "lora": {"enabled": True}, "max_length": 1024, "micro_batch_size": 4},
     }
     return config_from_tree(tree, "bench_cpu_learning")
 
@@ -86,12 +86,12 @@ def main() -> None:
     os.environ["EXPBANK_TORCH_THREADS"] = str(args.threads)
 
     from expbank.envs.alfworld.search_games import write_search_games
-    from expbank.training import report
-    from expbank.training.collect import collect
-    from expbank.training.evaluate import evaluate
-    from expbank.training.grpo import latest_checkpoint, train
+    from expbank.training.agent.collect import collect
+    from expbank.training.evaluation import report
+    from expbank.training.evaluation.evaluate import evaluate
+    from expbank.training.rl.grpo import latest_checkpoint, train
+    from expbank.training.rl.sft import sft
     from expbank.training.runs import prepare_run_dir
-    from expbank.training.sft import sft
 
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -11,16 +11,16 @@ What is measured, per system, for ``smollm2-135m`` + LoRA on CPU:
   lifetime peak, model loading included) and the highest RSS a psutil sampler saw during the measured steps.
 
 Why the two are comparable: both run in their own worker process, load the same model with
-``expbank.training.models.load_model`` (fp32, CPU, same torch thread count) and add the same LoRA adapters
-(rank, alpha, dropout and target modules of ``expbank.config.TrainConfig``). Both see the same prompts (the
-project's protocol: ``system_prompt`` + ``step_message`` for the first observation of bundled WebShop
-training goals), sample G completions per prompt at the same temperature with no top-k/top-p, no stop
-strings and the same cap on new tokens, score them with the same reward function (:func:`keyword_reward`),
+``expbank.training.actors.models.load_model`` (fp32, CPU, same torch thread count) and add the same LoRA adapters
+(rank, alpha, dropout and target modules of ``train.lora``: ``expbank.config.TrainLoraConfig``). Both see
+the same prompts (the project's protocol: ``system_prompt`` + ``step_message`` for the first observation of
+bundled WebShop training goals), sample G completions per prompt at the same temperature with no top-k/top-p, no
+stop strings and the same cap on new tokens, score them with the same reward function (:func:`keyword_reward`),
 normalise rewards within the group by the std, and take one optimisation pass with the same learning rate
 (constant), AdamW, gradient clipping at 1.0, micro-batch size and token-mean loss (TRL's ``dapo`` = ours
 ``token_mean``), no KL (beta 0, so neither loads a reference). TRL runs without gradient checkpointing,
 as ours does. Ours is ``HFBackend.generate_tokens`` + rows of (prompt + completion ids, loss mask on the
-completion) + ``expbank.training.grpo.update``; TRL is ``GRPOTrainer.train()`` paced by a callback.
+completion) + ``expbank.training.rl.grpo.update``; TRL is ``GRPOTrainer.train()`` paced by a callback.
 
 The machine is shared, so the parent process interleaves the two workers step by step (ours, TRL, then
 TRL, ours, ...): a change in load hits both alike. The first step of each is a warm-up and is dropped;
@@ -55,15 +55,15 @@ TAGS = ("<observe>", "</observe>", "<action>", "</action>")
 def build_prompts(count: int, env_name: str = "webshop") -> list[list[dict[str, str]]]:
     """The first-turn conversation (system + user message) of ``count`` bundled training tasks."""
     from expbank import envs
-    from expbank.training import protocol
+    from expbank.training.agent import conversation, protocol
 
     spec = protocol.ProtocolSpec("none")
     env = envs.make(env_name, split="train")
     prompts = []
     for task_id in env.task_ids()[:count]:
         observation, info = env.reset(options={"task_id": task_id})
-        user = protocol.step_message(info["task"], [], observation, info["admissible_actions"])
-        prompts.append([{"role": "system", "content": protocol.system_prompt(env_name, spec)},
+        user = conversation.step_message(info["task"], [], observation, info["admissible_actions"])
+        prompts.append([{"role": "system", "content": conversation.system_prompt(env_name, spec)},
                         {"role": "user", "content": user}])
     env.close()
     if len(prompts) < count:
@@ -116,24 +116,24 @@ def setup_threads(threads: int | None) -> None:
 
 
 def lora_settings():
-    """The project's default LoRA settings (``TrainConfig``) with rank 16."""
-    from expbank.config import TrainConfig
+    """The project's default LoRA settings (``train.lora``) with rank 16."""
+    from expbank.config import TrainLoraConfig
 
-    cfg = TrainConfig(lora=True, lora_r=16)
-    return cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout, list(cfg.lora_target_modules)
+    lora = TrainLoraConfig(enabled=True, r=16)
+    return lora.r, lora.alpha, lora.dropout, list(lora.target_modules)
 
 
 def run_ours(args: argparse.Namespace, prompts: list[list[dict]], memory: MemoryMonitor) -> None:
     """Our trainer's pieces: backend generation, rows with a completion loss mask, ``grpo.update``."""
     import torch
 
-    from expbank.config import ActorConfig, Config, TrainConfig
-    from expbank.training.backends import HFBackend
-    from expbank.training.grpo import build_policy, group_advantages, update
+    from expbank.config import ActorConfig, Config, TrainConfig, TrainLoraConfig
+    from expbank.training.actors.backends import HFBackend
+    from expbank.training.rl.grpo import build_policy, group_advantages, update
 
     r, alpha, dropout, targets = lora_settings()
-    train = TrainConfig(lora=True, lora_r=r, lora_alpha=alpha, lora_dropout=dropout, lora_target_modules=targets,
-                        learning_rate=args.learning_rate, group_size=args.group_size, beta=0.0, mu=1,
+    lora = TrainLoraConfig(enabled=True, r=r, alpha=alpha, dropout=dropout, target_modules=targets)
+    train = TrainConfig(lora=lora, learning_rate=args.learning_rate, group_size=args.group_size, beta=0.0, mu=1,
                         loss_aggregation="token_mean", scale_rewards=True, drop_zero_variance=False,
                         micro_batch_size=args.micro_batch_size, max_grad_norm=1.0)
     torch.manual_seed(args.seed)
@@ -208,7 +208,7 @@ def run_trl(args: argparse.Namespace, prompts: list[list[dict]], memory: MemoryM
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from expbank.training.models import load_model
+    from expbank.training.actors.models import load_model
 
     r, alpha, dropout, targets = lora_settings()
     torch.manual_seed(args.seed)

@@ -14,10 +14,10 @@ import time
 
 from expbank import envs
 from expbank.envs.pool import EnvPool
-from expbank.training.backends import HFBackend
-from expbank.training.memory import Memory
-from expbank.training.protocol import ProtocolSpec
-from expbank.training.rollout import RolloutJob, RolloutSettings, rollout
+from expbank.training.actors.backends import HFBackend
+from expbank.training.agent.protocol import ProtocolSpec
+from expbank.training.agent.retrieve import Memory
+from expbank.training.agent.rollout import RolloutJob, RolloutSettings, rollout
 
 
 def measure(backend: HFBackend, jobs: list[RolloutJob], in_flight: int, mode: str, bank: str | None,
@@ -27,7 +27,7 @@ def measure(backend: HFBackend, jobs: list[RolloutJob], in_flight: int, mode: st
     before = (backend.usage.prompt_tokens, backend.usage.completion_tokens)
     start = time.perf_counter()
     with EnvPool("alfworld", "valid_unseen", workers=in_flight, max_steps=max_steps) as pool:
-        turns = sum(len(record["steps"]) for record in rollout(backend, pool, jobs, settings, memory))
+        turns = sum(len(result.record["steps"]) for result in rollout(backend, pool, jobs, settings, memory))
     seconds = time.perf_counter() - start
     prompt = backend.usage.prompt_tokens - before[0]
     generated = backend.usage.completion_tokens - before[1]

@@ -36,8 +36,8 @@ from expbank.envs.alfworld.search_games import (
     home_triples,
     write_search_games,
 )
-from expbank.training import report, stats
-from expbank.training.tiny_warm import WarmRecipe, build_tiny_warm
+from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
+from expbank.training.evaluation import report, stats
 
 GARBAGE_CAN = ("GarbageCan",)
 
@@ -54,9 +54,9 @@ def write_config(path: Path, args: argparse.Namespace, games: Path, model: Path,
         "select": {"split": "dev"},
         "report": {"splits": ["valid_unseen"]},
         "train": {"split": "train", "steps": args.grpo_steps, "tasks_per_step": args.tasks_per_step,
-                  "group_size": args.group_size, "learning_rate": args.learning_rate, "lora": False,
+                  "group_size": args.group_size, "learning_rate": args.learning_rate, "lora": {"enabled": False},
                   "micro_batch_size": 16, "max_length": 1024,
-                  "checkpoint_every": args.checkpoint_every or args.grpo_steps,
+                  "checkpoint": {"every": args.checkpoint_every or args.grpo_steps},
                   "balance_turns": args.balance_turns},
         "run": {"seed": args.seed, "episodes_in_flight": 8},
     }

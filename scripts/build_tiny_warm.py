@@ -17,8 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from expbank.paths import cache_dir
-from expbank.training.models import set_cpu_threads
-from expbank.training.tiny_warm import WarmRecipe, answer_accuracy, build_tiny_warm, expert_conversations
+from expbank.training.actors.models import set_cpu_threads
+from expbank.training.actors.tiny_warm import (
+    WarmRecipe,
+    answer_accuracy,
+    build_tiny_warm,
+    expert_conversations,
+)
 
 
 def main() -> None:

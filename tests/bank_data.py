@@ -1,4 +1,4 @@
-"""Hand-written ALFWorld and WebShop episodes for the bank tests (DESIGN.md §3 records)."""
+"""Hand-written ALFWorld and WebShop episodes for the bank tests (docs/design.md §3 records)."""
 
 from __future__ import annotations
 

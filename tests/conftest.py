@@ -21,7 +21,7 @@ os.environ.pop("ALFWORLD_DATA", None)
 @pytest.fixture(scope="session")
 def embedder():
     """The real offline MiniLM, loaded once per session (the bank caches it per process too)."""
-    from expbank.embed import get_embedder
+    from expbank.bank.embed import get_embedder
 
     return get_embedder()
 
@@ -29,10 +29,10 @@ def embedder():
 @pytest.fixture()
 def new_bank(embedder, tmp_path):
     """An empty bank in a temporary directory, using the session's embedder."""
-    from expbank.store import Bank
+    from expbank.bank.store import Bank
 
     def make(**settings):
-        from expbank.store import BankSettings
+        from expbank.bank.store import BankSettings
 
         return Bank.create(tmp_path / f"bank{len(list(tmp_path.iterdir()))}", BankSettings(**settings),
                            embedder=embedder)
@@ -66,11 +66,11 @@ def alfworld_trajectories():
     from pathlib import Path
 
     import expbank.envs
-    import expbank.training.collect
+    import expbank.training.agent.collect
 
     digest = hashlib.sha256()
     sources = sorted(Path(expbank.envs.__file__).parent.rglob("*"))
-    for path in sources + [Path(expbank.training.collect.__file__)]:
+    for path in sources + [Path(expbank.training.agent.collect.__file__)]:
         if path.is_file() and "__pycache__" not in path.parts:
             digest.update(str(path.relative_to(path.anchor)).encode() + path.read_bytes())
     folder = Path(tempfile.gettempdir()) / "expbank-test-trajectories" / digest.hexdigest()[:16]
@@ -97,6 +97,6 @@ def alfworld_trajectories():
 def tiny_warm() -> Path:
     """A quick ``tiny-warm`` (WebShop transcripts, 40 warm-up steps; about a minute the first time): it writes
     well-formed but uneven answers, so GRPO groups differ in reward and every step really updates."""
-    from expbank.training.tiny_warm import WarmRecipe, build_tiny_warm
+    from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
 
     return build_tiny_warm(WarmRecipe(envs=("webshop",), steps=40))

@@ -1,4 +1,4 @@
-"""ALFWorld on the real engine with the bundled games (DESIGN.md §2)."""
+"""ALFWorld on the real engine with the bundled games (docs/design.md §2)."""
 
 from __future__ import annotations
 

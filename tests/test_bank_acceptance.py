@@ -20,7 +20,7 @@ def _run(capsys, *argv: str) -> str:
 
 
 def _snapshot(bank) -> dict:
-    from expbank.store import Bank
+    from expbank.bank.store import Bank
 
     return {e.id: (e.provenance.model_dump(), e.stats.model_dump())
             for e in Bank.open(bank).entries(include_quarantined=True)}
@@ -58,8 +58,8 @@ def test_unseen_tasks_retrieve_strategies_of_their_task_type(alfworld_trajectori
 def test_gate_flags_nothing_in_clean_alfworld_trajectories(alfworld_trajectories):
     """Acceptance 3, clean side: every entry the rule summariser makes from the bundled ALFWorld and
     WebShop trajectories (expert and random) passes the write gate untouched."""
-    from expbank.gate import scan
-    from expbank.summarise import RuleSummariser
+    from expbank.bank.gate import scan
+    from expbank.bank.summarise import RuleSummariser
 
     summariser = RuleSummariser()
     envs, flagged, total = set(), [], 0

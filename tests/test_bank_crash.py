@@ -11,13 +11,13 @@ import time
 
 import numpy as np
 
-from expbank.store import Bank
+from expbank.bank.store import Bank
 
 WRITER = r"""
 import sys
 import numpy as np
-from expbank.entry import Entry, Outcome
-from expbank.store import Bank, BankSettings
+from expbank.bank.entry import Entry, Outcome
+from expbank.bank.store import Bank, BankSettings
 
 path = sys.argv[1]
 rng = np.random.default_rng(int(sys.argv[2]))

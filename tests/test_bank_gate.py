@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from bank_data import ROOM, alf_failure, alf_place, alf_transform, episode, web_failure, web_success
 
-from expbank.build import build
-from expbank.gate import scan_text
-from expbank.summarise import RuleSummariser
+from expbank.bank.build import build
+from expbank.bank.gate import scan_text
+from expbank.bank.summarise import RuleSummariser
 from expbank.trajectory import write_episodes
 
 INJECTIONS = [
@@ -103,7 +103,7 @@ def test_poisoned_trajectories_yield_no_trusted_injection(new_bank, tmp_path, ac
             assert all(r.reason and r.field and len(r.sha256) == 64 for r in entry.provenance.redactions)
     if action == "redact":
         assert report.redacted and any(e.provenance.redactions for e in trusted)
-    from expbank.retrieval import search
+    from expbank.bank.retrieval import search
 
     for injection in INJECTIONS[:5]:
         for hit in search(bank, query=injection, k=10, kinds=["strategy", "warning", "trajectory"]):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from bank_data import ROOM, alf_failure, alf_place, alf_transform, web_success
 
+from expbank.bank.curation import credit
+from expbank.bank.keys import task_key_text
+from expbank.bank.retrieval import format_experience, search
+from expbank.bank.summarise import RuleSummariser
 from expbank.errors import UserError
-from expbank.keys import task_key_text
-from expbank.retrieval import format_experience, search
-from expbank.summarise import RuleSummariser
-from expbank.utility import credit
 
 
 @pytest.fixture()

@@ -10,9 +10,9 @@ import pytest
 from bank_data import alf_place, alf_transform, web_success
 from loopback import serving
 
-from expbank.service import create_app
-from expbank.store import Bank
-from expbank.summarise import RuleSummariser
+from expbank.bank.service import create_app
+from expbank.bank.store import Bank
+from expbank.bank.summarise import RuleSummariser
 
 
 @pytest.fixture()

@@ -7,11 +7,11 @@ import json
 import pytest
 from bank_data import alf_failure, alf_place, alf_transform, web_failure, web_success
 
-from expbank.build import build, export_entries, import_entries, merge_banks, read_entries
-from expbank.entry import Entry, Outcome
+from expbank.bank.build import build, export_entries, import_entries, merge_banks, read_entries
+from expbank.bank.entry import Entry, Outcome
+from expbank.bank.store import Bank, BankError
+from expbank.bank.summarise import RuleSummariser
 from expbank.errors import UserError
-from expbank.store import Bank, BankError
-from expbank.summarise import RuleSummariser
 from expbank.trajectory import write_episodes
 
 
@@ -108,7 +108,7 @@ def test_utility_only_save_links_indexes_instead_of_rewriting(new_bank):
 
 @pytest.mark.parametrize("hnsw_min_size", [10_000, 5])
 def test_tombstones_hidden_and_compacted(new_bank, hnsw_min_size):
-    from expbank.retrieval import search
+    from expbank.bank.retrieval import search
 
     bank = new_bank(hnsw_min_size=hnsw_min_size, tombstone_fraction=0.5)
     for verb in ("heat", "cool", "clean"):

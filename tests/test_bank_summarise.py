@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from bank_data import alf_failure, alf_place, alf_transform, web_failure, web_success
 
-from expbank.backend import ChatBackend
-from expbank.summarise import (
+from expbank.bank.summarise import (
     LLMSummariser,
     RuleSummariser,
     count_tokens,
@@ -13,6 +12,7 @@ from expbank.summarise import (
     parse_llm_reply,
     trajectory_excerpt,
 )
+from expbank.chat import ChatBackend
 
 
 def test_alfworld_success_gives_subgoal_strategies():

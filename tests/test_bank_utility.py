@@ -7,10 +7,11 @@ import logging
 import pytest
 from bank_data import alf_transform
 
-from expbank.entry import Entry, Outcome, Stats
-from expbank.store import Bank, BankError
-from expbank.summarise import RuleSummariser
-from expbank.utility import credit, credit_episode, pessimistic_utility, plan_prune, prune, utility
+from expbank.bank.curation import credit, credit_episode, prune
+from expbank.bank.entry import Entry, Outcome, Stats
+from expbank.bank.store import Bank, BankError
+from expbank.bank.summarise import RuleSummariser
+from expbank.bank.utility import pessimistic_utility, plan_prune, utility
 
 
 def test_utility_values():
@@ -69,7 +70,7 @@ def test_prune_capacity_eviction_order():
 
 
 def test_prune_pinned_over_capacity_warns(caplog):
-    with caplog.at_level(logging.WARNING, logger="expbank.utility"):
+    with caplog.at_level(logging.WARNING, logger="expbank.bank.utility"):
         removals = plan_prune(ENTRIES, min_uses=3, threshold=0.3, capacity=0)
     assert "P" not in {r.id for r in removals} and len(removals) == len(ENTRIES) - 1
     assert "pinned entries alone (1) exceed the capacity 0" in caplog.text

@@ -11,7 +11,7 @@ import pytest
 from expbank.cli import main
 from expbank.config import load_config
 from expbank.errors import UserError
-from expbank.training import dry_run
+from expbank.training.rl import dry_run
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPES = sorted((ROOT / "configs" / "gpu").glob("*.yaml"))
@@ -48,7 +48,7 @@ def test_every_gpu_recipe_passes_the_dry_run(recipe, capsys):
     config = load_config(recipe)
     assert config.train.group_size == 8 and config.train.tasks_per_step == 16 and config.train.beta == 0.01
     assert config.select.split == "dev" and config.prompt.history_length == 2
-    assert config.train.learning_rate == (1e-5 if config.train.lora else 1e-6)
+    assert config.train.learning_rate == (1e-5 if config.train.lora.enabled else 1e-6)
     header = recipe.read_text().splitlines()[:3]
     assert any("GB" in line for line in header), "the first lines name the hardware"
     code, out, _ = _dry_run(capsys, str(recipe), "--dry-run")
@@ -101,9 +101,9 @@ def test_an_unknown_model_offline_is_one_clear_error(capsys):
 
 
 def test_lora_targets_missing_from_the_model_are_named(capsys):
-    code, _, err = _dry_run(capsys, str(RECIPES[0]), "train.lora=true", "train.lora_target_modules=[qkv]",
-                            "--dry-run")
-    assert code == 1 and "train.lora_target_modules" in err
+    code, _, err = _dry_run(capsys, str(RECIPES[0]), "train.lora.enabled=true",
+                            "train.lora.target_modules=[qkv]", "--dry-run")
+    assert code == 1 and "train.lora.target_modules" in err
 
 
 def test_shipped_accelerate_configs_parse_and_shard_as_documented():
@@ -160,7 +160,7 @@ def test_activation_formula_matches_what_autograd_keeps():
     tokens = 256
     ids = torch.randint(0, arch.vocab_size, (1, tokens))
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        from expbank.training.grpo import token_logprobs
+        from expbank.training.rl.grpo import token_logprobs
 
         token_logprobs(model, ids, torch.ones_like(ids))
     measured = sum(saved.values()) / tokens
@@ -176,9 +176,9 @@ def test_a_vllm_run_budgets_the_engine_share(capsys):
     assert engine == pytest.approx(0.3 * 80, abs=0.02)  # the engine takes its whole share (the default 0.3)
     assert out.splitlines()[-1].startswith("dry run OK") and "vllm" not in sys.modules
 
-    code, out, _ = _dry_run(capsys, recipe, "actor.backend=vllm", "train.vllm_gpu_memory_utilization=0.1",
+    code, out, _ = _dry_run(capsys, recipe, "actor.backend=vllm", "train.vllm.gpu_memory_utilization=0.1",
                             "--dry-run")
-    assert code == 0 and out.splitlines()[-1].startswith("dry run WARNING: train.vllm_gpu_memory_utilization=0.1")
+    assert code == 0 and out.splitlines()[-1].startswith("dry run WARNING: train.vllm.gpu_memory_utilization=0.1")
 
 
 @pytest.mark.parametrize(("launch", "kind"), [("fsdp", "FSDP"), ("zero2", "DEEPSPEED"), ("zero3", "DEEPSPEED")])

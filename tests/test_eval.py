@@ -38,15 +38,15 @@ def _config(tmp_path: Path, **sections) -> Path:
 
 
 def _bank_state(bank: Path) -> list[tuple]:
-    from expbank.store import Bank
+    from expbank.bank.store import Bank
 
     opened = Bank.open(bank, writable=False)
     return sorted((e.id, e.stats.uses, e.stats.successes, e.stats.utility) for e in opened.entries(True))
 
 
 def test_ablate_default_matrix_shows_the_right_memory_and_leaves_utility_alone(train_bank, tmp_path):
-    from expbank.store import Bank
-    from expbank.training.ablate import ablate
+    from expbank.bank.store import Bank
+    from expbank.training.evaluation.ablate import ablate
 
     before = _bank_state(train_bank)
     manifest = (train_bank / "manifest.json").read_text()
@@ -77,10 +77,10 @@ def test_ablate_default_matrix_shows_the_right_memory_and_leaves_utility_alone(t
 
 def test_prompts_carry_the_experience_block_with_source_observations(train_bank):
     from expbank.envs.pool import EnvPool
-    from expbank.training.backends import HFBackend
-    from expbank.training.memory import Memory
-    from expbank.training.protocol import ProtocolSpec
-    from expbank.training.rollout import RolloutJob, RolloutSettings, rollout
+    from expbank.training.actors.backends import HFBackend
+    from expbank.training.agent.protocol import ProtocolSpec
+    from expbank.training.agent.retrieve import Memory
+    from expbank.training.agent.rollout import RolloutJob, RolloutSettings, rollout
 
     class Recording(HFBackend):
         def generate(self, messages, **sampling):
@@ -137,7 +137,7 @@ def test_eval_resumes_after_kill_and_ends_identical(train_bank, tmp_path):
 
 
 def test_eval_refuses_a_bank_made_from_the_evaluated_split(alfworld_trajectories, tmp_path):
-    from expbank.training.evaluate import evaluate
+    from expbank.training.evaluation.evaluate import evaluate
 
     bank = tmp_path / "leaky"
     subprocess.run(["expbank", "bank", "build", str(alfworld_trajectories["valid_unseen"]), "--out", str(bank)],
@@ -149,7 +149,7 @@ def test_eval_refuses_a_bank_made_from_the_evaluated_split(alfworld_trajectories
 
 
 def test_a_run_directory_refuses_a_different_config(tmp_path):
-    from expbank.training.evaluate import evaluate
+    from expbank.training.evaluation.evaluate import evaluate
 
     config = load_config(_config(tmp_path, run={"dir": str(tmp_path / "run")}, panel={"limit": 1},
                                  env={"max_steps": 1}))
@@ -161,7 +161,7 @@ def test_a_run_directory_refuses_a_different_config(tmp_path):
 
 
 def test_ablation_arms_skip_meaningless_combinations(tmp_path):
-    from expbank.training.ablate import arm_overrides
+    from expbank.training.evaluation.ablate import arm_overrides
 
     config = load_config(None, ["ablate.grid={memory.mode: [none, bank], memory.reconstruct: [true, false]}"])
     arms, skipped = arm_overrides(config)

@@ -27,7 +27,7 @@ def lora_run(tmp_path_factory) -> Path:
     """
     from peft import LoraConfig, get_peft_model
 
-    from expbank.training.models import load_model
+    from expbank.training.actors.models import load_model
 
     folder = tmp_path_factory.mktemp("lora-run")
     torch.manual_seed(0)
@@ -36,7 +36,7 @@ def lora_run(tmp_path_factory) -> Path:
                                             task_type="CAUSAL_LM", init_lora_weights=False))
     start.save_pretrained(folder / "start-adapter")
     done = subprocess.run(["expbank", "train", str(SMOKE), f"run.dir={folder / 'run'}", "train.steps=1",
-                           "train.lora=true", f"actor.adapter={folder / 'start-adapter'}", "--no-progress"],
+                           "train.lora.enabled=true", f"actor.adapter={folder / 'start-adapter'}", "--no-progress"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return folder / "run"
@@ -52,7 +52,7 @@ def test_export_merges_the_adapter_exactly(lora_run, tmp_path, capsys):
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from expbank.training.models import load_model, resolve_model_path
+    from expbank.training.actors.models import load_model, resolve_model_path
 
     out = tmp_path / "export"
     assert main(["export-model", str(lora_run), "--out", str(out)]) == 0
@@ -87,9 +87,9 @@ def test_the_export_evaluates_with_expbank_eval(lora_run, tmp_path):
 
 
 def test_the_bank_snapshot_travels_with_the_export_and_is_the_default_bank(lora_run, tmp_path, capsys):
+    from expbank.bank.store import Bank
     from expbank.config import load_config
-    from expbank.store import Bank
-    from expbank.training.export import default_bank_for, with_default_bank
+    from expbank.training.actors.models import default_bank_for, with_default_bank
 
     run = tmp_path / "run"
     shutil.copytree(lora_run, run)

@@ -7,15 +7,17 @@ import math
 import pytest
 import torch
 
-from expbank.config import RewardConfig, TrainConfig
-from expbank.training.grpo import (
+from expbank.config import RewardConfig, TrainConfig, TrainLoraConfig
+from expbank.training.agent import protocol, targets
+from expbank.training.agent.rollout import RolloutResult, TurnStats
+from expbank.training.agent.rows import tokenize_conversation
+from expbank.training.rl.grpo import (
     batch_normaliser,
     episode_reward,
     group_advantages,
     policy_loss,
     training_rows,
 )
-from expbank.training.rows import tokenize_conversation
 
 AGENTIC_TURN = [
     {"role": "system", "content": "You are an agent."},
@@ -29,7 +31,7 @@ AGENTIC_TURN = [
 
 @pytest.fixture(scope="module")
 def tiny():
-    from expbank.training.models import load_model
+    from expbank.training.actors.models import load_model
 
     return load_model("tiny-random")
 
@@ -57,13 +59,11 @@ def test_only_policy_tokens_get_gradient(tiny):
 
 def test_sft_records_and_grpo_rows_share_the_protocol_and_row_builder(tiny):
     """An SFT record tokenises through the same function, and its target parses cleanly under §5."""
-    from expbank.training import protocol, sft
-
     spec = protocol.ProtocolSpec("bank", "agentic", True)
-    blocks = sft.target_blocks(spec, "put a apple in fridge.", "You arrive at countertop 1.", "pick_and_place_simple",
-                               "take apple 1 from countertop 1", [])
-    first = sft._render(blocks, spec.first_stage_tags())
-    second = sft._render(blocks, spec.second_stage_tags())
+    blocks = targets.target_blocks(spec, "put a apple in fridge.", "You arrive at countertop 1.",
+                                   "pick_and_place_simple", "take apple 1 from countertop 1", [])
+    first = targets._render(blocks, spec.first_stage_tags())
+    second = targets._render(blocks, spec.second_stage_tags())
     assert not protocol.parse_output(first + second, spec.tags()).violations
     assert blocks["reconstruct"] == "NONE"
     ids, mask = tokenize_conversation(tiny.tokenizer, AGENTIC_TURN)
@@ -80,14 +80,18 @@ def test_group_advantages_by_hand():
     assert group_advantages([1.0, 1.0], scale=True) == [0.0, 0.0]
 
 
+def _result(record: dict, format_score: float, turns: int = 0) -> RolloutResult:
+    return RolloutResult(record, TurnStats(format_score=format_score), [AGENTIC_TURN[:3]] * turns)
+
+
 def test_episode_reward_by_hand():
-    record = {"env": "webshop", "score": 0.5, "success": False, "num_invalid": 2, "_stats": {"format_score": 0.75}}
+    record = {"env": "webshop", "score": 0.5, "success": False, "num_invalid": 2}
     reward = RewardConfig(outcome_scale=10, format_weight=0.1, invalid_penalty=0.1)
-    assert episode_reward(record, reward) == pytest.approx(10 * 0.5 + 0.1 * 0.75 - 0.2)
-    assert episode_reward(record, reward.model_copy(update={"webshop_outcome": "success"})) == \
+    assert episode_reward(_result(record, 0.75), reward) == pytest.approx(10 * 0.5 + 0.1 * 0.75 - 0.2)
+    assert episode_reward(_result(record, 0.75), reward.model_copy(update={"webshop_outcome": "success"})) == \
         pytest.approx(0.075 - 0.2)
     alf = {**record, "env": "alfworld", "success": True}
-    assert episode_reward(alf, reward) == pytest.approx(10 + 0.075 - 0.2)
+    assert episode_reward(_result(alf, 0.75), reward) == pytest.approx(10 + 0.075 - 0.2)
 
 
 @pytest.mark.parametrize("balance", [False, True])
@@ -95,12 +99,13 @@ def test_balanced_turns_make_each_groups_rows_sum_to_zero(tiny, balance):
     """A won episode of 2 turns and a lost one of 4: plain rows sum to 2·A_win + 4·A_loss < 0 (a net push down
     on every shared token); with ``balance_turns`` each turn gets A × (3 mean turns / its episode's turns)."""
 
-    def episode(success: bool, turns: int) -> dict:
-        return {"task_id": "t", "env": "alfworld", "success": success, "score": float(success), "num_invalid": 0,
-                "_stats": {"format_score": 1.0}, "_conversations": [AGENTIC_TURN[:3]] * turns}
+    def episode(success: bool, turns: int) -> RolloutResult:
+        return _result({"task_id": "t", "env": "alfworld", "success": success, "score": float(success),
+                        "num_invalid": 0}, 1.0, turns)
 
-    rows, _ = training_rows([episode(True, 2), episode(False, 4)], tiny.tokenizer,
-                            TrainConfig(balance_turns=balance), RewardConfig())
+    results = [episode(True, 2), episode(False, 4)]
+    rewards = [episode_reward(result, RewardConfig()) for result in results]
+    rows, _ = training_rows(results, rewards, tiny.tokenizer, TrainConfig(balance_turns=balance))
     advantages = [advantage for _, _, advantage in rows]
     win, loss = group_advantages([10.1, 0.1], scale=True)
     if balance:
@@ -173,8 +178,8 @@ def test_lora_run_from_an_sft_adapter_keeps_its_start_as_the_kl_reference(tmp_pa
     from peft import LoraConfig, get_peft_model
 
     from expbank.config import config_from_tree
-    from expbank.training.grpo import build_policy, save_checkpoint, token_logprobs
-    from expbank.training.models import load_model
+    from expbank.training.actors.models import load_model
+    from expbank.training.rl.grpo import build_policy, save_checkpoint, token_logprobs
 
     loaded = load_model("tiny-random")
     sft = get_peft_model(loaded.model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM",
@@ -206,13 +211,13 @@ def test_lora_run_from_an_sft_adapter_keeps_its_start_as_the_kl_reference(tmp_pa
 def test_the_update_takes_log_probs_at_the_sampling_temperature(temperature):
     """The gradient of ``update`` is that of the loss on log_softmax(logits / T), the distribution the
     rollouts sampled from, not on the untempered one."""
-    from expbank.training.grpo import Policy, loss_positions, update
-    from expbank.training.models import load_model
+    from expbank.training.actors.models import load_model
+    from expbank.training.rl.grpo import Policy, loss_positions, update
 
     loaded = load_model("tiny-random", device="cpu", dtype="float32")
     model, tokenizer = loaded.model, loaded.tokenizer
     ids, mask = tokenize_conversation(tokenizer, AGENTIC_TURN)
-    cfg = TrainConfig(lora=False, max_grad_norm=1e9)
+    cfg = TrainConfig(lora=TrainLoraConfig(enabled=False), max_grad_norm=1e9)
     update(Policy(model, tokenizer, "tiny-random"), torch.optim.SGD(model.parameters(), lr=0.0),
            [(ids, mask, 1.0)], cfg, 8, temperature=temperature)
     got = {name: p.grad.clone() for name, p in model.named_parameters()}

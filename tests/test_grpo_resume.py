@@ -12,7 +12,7 @@ import torch
 
 CONFIG = "configs/train-cpu-learning.yaml"
 SMALL = ["train.steps=6", "train.tasks_per_step=2", "train.group_size=2", "train.drop_zero_variance=false",
-         "train.checkpoint_every=1", "env.max_steps=4", "run.episodes_in_flight=1"]
+         "train.checkpoint.every=1", "env.max_steps=4", "run.episodes_in_flight=1"]
 
 
 def _train(run_dir: Path, model: Path, *extra: str) -> subprocess.Popen:

@@ -13,7 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from loopback import serving
 
-from expbank.openai_backend import BackendRequestError, OpenAICompatBackend
+from expbank.training.actors.openai_compat import BackendRequestError, OpenAICompatBackend
 
 CONVERSATION = [{"role": "system", "content": "You act in a house."}, {"role": "user", "content": "go"}]
 
@@ -29,21 +29,21 @@ def _serve(app):
 @pytest.fixture(scope="module")
 def hf_backend():
     """tiny-random (a real model with SmolLM2's tokenizer), loaded once for this module."""
-    from expbank.training.backends import HFBackend
+    from expbank.training.actors.backends import HFBackend
 
     return HFBackend("tiny-random")
 
 
 @pytest.fixture(scope="module")
 def model_server(hf_backend):
-    from expbank.training.serve_model import create_app
+    from expbank.training.actors.serve_model import create_app
 
     with _serve(create_app(hf_backend, "tiny-random")) as url:
         yield url
 
 
 def test_replies_usage_and_cache_against_serve_model(model_server, hf_backend, tmp_path):
-    from expbank.training.backends import make_backend
+    from expbank.training.actors.backends import make_backend
 
     backend = make_backend("openai", "tiny-random", base_url=model_server, cache_dir=tmp_path, concurrency=2)
     conversations = [CONVERSATION[:1] + [{"role": "user", "content": word}] for word in ("go", "look", "wait")]

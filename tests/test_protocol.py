@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from expbank.training.protocol import (
-    ProtocolSpec,
-    choose_action,
-    format_score,
-    match_admissible,
-    parse_output,
-    step_message,
-    system_prompt,
-)
+from expbank.training.agent.act import choose_action, match_admissible
+from expbank.training.agent.conversation import step_message, system_prompt
+from expbank.training.agent.protocol import ProtocolSpec, format_score, parse_output
 
 ADMISSIBLE = ["go to fridge 1", "open fridge 1", "move apple 1 to countertop 1", "look"]
 FULL = ProtocolSpec("bank", "fixed", True)

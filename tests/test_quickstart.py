@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from expbank.cli import main
-from expbank.training import quickstart as qs
+from expbank.commands import quickstart as qs
 
 ROOT = Path(__file__).resolve().parent.parent
 REDUCED = ["actor=tiny-random", "alfworld.panel=1", "alfworld.expert=1", "alfworld.random=0", "alfworld.max_steps=2",
@@ -97,13 +97,13 @@ def test_config_reference_names_every_key() -> None:
 
 
 def test_readme_keeps_the_setup_blocks_and_published_numbers() -> None:
-    from expbank.training.published import PUBLISHED
+    from expbank.training.evaluation.published import PUBLISHED
 
     readme = (ROOT / "README.md").read_text()
     for block in ("quickstart-command", "test-command", "quickstart-output"):
         assert readme.count(f"<!-- {block} -->") == 1 and readme.count(f"<!-- /{block} -->") == 1
     quickstart = readme.split("<!-- quickstart-command -->")[1].split("<!-- /quickstart-command -->")[0]
     assert "pip install" in quickstart and quickstart.rstrip("`\n ").endswith("expbank quickstart")
-    for rows in PUBLISHED.values():  # their numbers, as training/published.py holds them
+    for rows in PUBLISHED.values():  # their numbers, as training/evaluation/published.py holds them
         for row in rows:
             assert f"| {row.system} | {row.model} | {row.success} | {row.score} |" in readme, row.system

@@ -6,9 +6,9 @@ import pytest
 
 from expbank import envs
 from expbank.envs.pool import EnvPool
-from expbank.training.backends import HFBackend
-from expbank.training.protocol import ProtocolSpec
-from expbank.training.rollout import RolloutJob, RolloutSettings, rollout
+from expbank.training.actors.backends import HFBackend
+from expbank.training.agent.protocol import ProtocolSpec
+from expbank.training.agent.rollout import RolloutJob, RolloutSettings, rollout
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,8 @@ def sampled_actions():
 
     def play(*jobs: RolloutJob) -> list[list[str]]:
         with EnvPool("alfworld", "valid_unseen", workers=len(jobs), max_steps=2) as pool:
-            records = sorted(rollout(backend, pool, list(jobs), settings, None), key=lambda r: r["episode_id"])
+            records = sorted((r.record for r in rollout(backend, pool, list(jobs), settings, None)),
+                             key=lambda r: r["episode_id"])
         return [[step["output"] for step in record["steps"]] for record in records]
 
     return play, task_id

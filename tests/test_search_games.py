@@ -34,7 +34,7 @@ def test_written_games_load_and_the_walkthrough_wins_only_where_the_object_lies(
 
 def test_homes_games_keep_each_food_on_its_home_and_the_expert_searches_until_it_is_found(tmp_path):
     from expbank.envs.alfworld.search_games import HOMES, home_triples
-    from expbank.training.collect import collect
+    from expbank.training.agent.collect import collect
     from expbank.trajectory import read_episodes
 
     triples = home_triples({"train": 2}, targets=("GarbageCan",))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from expbank.training.collect import collect
+from expbank.training.agent.collect import collect
 
 
 def test_sft_command_trains_on_assistant_tokens_and_its_model_evaluates(tmp_path, tiny_warm):
@@ -38,7 +38,7 @@ def test_sft_without_trajectories_is_refused_in_one_line(tmp_path):
 def test_sft_records_do_not_depend_on_the_order_episodes_were_written(tmp_path):
     """A collection writes episodes as its workers finish; collecting twice must give the same SFT data."""
     from expbank.config import load_config
-    from expbank.training.sft import build_records
+    from expbank.training.rl.sft import build_records
 
     expert = tmp_path / "ws-expert.jsonl"
     collect("webshop", "train", "expert", expert, episodes=4, progress=False)

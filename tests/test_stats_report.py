@@ -1,4 +1,4 @@
-"""Statistics and reports (issue 6): numbers checked against independent computations on fixed tables,
+"""Statistics and reports: numbers checked against independent computations on fixed tables,
 byte-for-byte re-rendering, refusal of mismatched panels, and the summary.json schema.
 
 Run directories are written here directly from ``Episode`` records and configs: what is under test is the
@@ -17,7 +17,7 @@ import pytest
 
 from expbank.cli import main
 from expbank.config import Config, dump_config
-from expbank.training import report, stats
+from expbank.training.evaluation import report, stats
 from expbank.trajectory import EpisodeWriter, make_episode_id
 
 TYPES = ["pick_and_place_simple", "look_at_obj_in_light", "pick_clean_then_place_in_recep",
@@ -25,8 +25,8 @@ TYPES = ["pick_and_place_simple", "look_at_obj_in_light", "pick_clean_then_place
 
 
 def row(task: str, success: bool, seed: int = 0, task_type: str = "t", score: float | None = None,
-        error: bool = False) -> stats.Row:
-    return stats.Row(task, seed, task_type, success, float(success) if score is None else score, error)
+        error: bool = False) -> stats.EpisodeOutcome:
+    return stats.EpisodeOutcome(task, seed, task_type, success, float(success) if score is None else score, error)
 
 
 def write_arm(run_dir: Path, arm: str, outcomes: dict[tuple[str, int], bool | tuple[bool, float] | str],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from transformers import AutoTokenizer, Qwen2Config
 
-from expbank.training.tiny_warm import train_tokenizer
+from expbank.training.actors.tiny_warm import train_tokenizer
 
 TRANSCRIPT = [
     "You arrive at countertop 1. On the countertop 1, you see a apple 1, and a mug 2.",
@@ -40,7 +40,7 @@ def test_copy_task_is_learnt_within_its_steps():
     import torch
     from transformers import Qwen2ForCausalLM
 
-    from expbank.training.tiny_warm import WarmRecipe, _induction_loss, train_copy_task
+    from expbank.training.actors.tiny_warm import WarmRecipe, _induction_loss, train_copy_task
 
     recipe = WarmRecipe(induction_steps=250)
     torch.manual_seed(0)
@@ -58,7 +58,7 @@ def test_a_recipe_on_a_game_folder_names_its_games_and_warms_up_on_their_transcr
     import shutil
 
     from expbank.envs.alfworld.search_games import write_search_games
-    from expbank.training.tiny_warm import WarmRecipe, expert_conversations
+    from expbank.training.actors.tiny_warm import WarmRecipe, expert_conversations
 
     dev = [("Bread", "SideTable", "Shelf")]  # without a dev folder, dev would be carved out of train
     egg = write_search_games(tmp_path / "a", triples={"train": [("Egg", "CounterTop", "Shelf")] * 2, "dev": dev})
@@ -76,7 +76,7 @@ def test_transcripts_do_not_depend_on_the_order_the_pool_finished_them(tmp_path)
     of the same recipe train on differently ordered rows: two such builds from the same games went on to win
     18/50 and 3/50 held-out games."""
     from expbank.envs.alfworld.search_games import write_search_games
-    from expbank.training.tiny_warm import expert_conversations
+    from expbank.training.actors.tiny_warm import expert_conversations
 
     games = write_search_games(tmp_path / "games", triples={
         "train": [("Apple", "Shelf", "GarbageCan"), ("Egg", "CounterTop", "Shelf"), ("Bread", "SideTable", "Shelf")],
@@ -95,7 +95,7 @@ def test_average_last_saves_the_mean_of_the_last_steps_weights(tmp_path, monkeyp
     from safetensors.torch import load_file
 
     from expbank.envs.alfworld.search_games import write_search_games
-    from expbank.training.tiny_warm import WarmRecipe, build_tiny_warm
+    from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
 
     monkeypatch.setenv("EXPBANK_CACHE", str(tmp_path / "cache"))
     games = write_search_games(tmp_path / "games", triples={

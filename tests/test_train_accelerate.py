@@ -1,4 +1,4 @@
-"""Scale-out through accelerate (issue 8, acceptance 3): two CPU processes (DDP over gloo) train the smoke
+"""Scale-out through accelerate: two CPU processes (DDP over gloo) train the smoke
 config with the same metrics shape as one process, and their summed gradients are the one-process gradient
 of the whole batch even when ranks hold different numbers of rows (or none). Plus the tracker check."""
 
@@ -31,7 +31,7 @@ def _env() -> dict[str, str]:
 
 
 def test_two_processes_give_the_metrics_shape_of_one(tmp_path):
-    from expbank.training.grpo import train
+    from expbank.training.rl.grpo import train
 
     overrides = ["train.steps=2", "train.drop_zero_variance=false", "train.max_length=128"]
     one = train(load_config("configs/train-cpu-smoke.yaml", [*overrides, f"run.dir={tmp_path / 'one'}"]),
@@ -56,9 +56,9 @@ RANKS_SCRIPT = """
 import sys, torch
 from pathlib import Path
 from expbank.config import TrainConfig
-from expbank.training.distributed import Distributed
-from expbank.training.grpo import Policy, update
-from expbank.training.models import load_model
+from expbank.training.rl.distributed import Distributed
+from expbank.training.rl.grpo import Policy, update
+from expbank.training.actors.models import load_model
 sys.path.insert(0, {tests!r})
 from test_train_accelerate import synthetic_rows
 
@@ -87,8 +87,8 @@ def synthetic_rows(tokenizer) -> list[tuple[list[int], list[int], float]]:
 
 
 def test_ranks_sum_to_the_one_process_gradient(tmp_path):
-    from expbank.training.grpo import Policy, update
-    from expbank.training.models import load_model
+    from expbank.training.actors.models import load_model
+    from expbank.training.rl.grpo import Policy, update
 
     script = tmp_path / "ranks.py"
     script.write_text(textwrap.dedent(RANKS_SCRIPT.format(tests=str(Path(__file__).parent), out=str(tmp_path))))
@@ -114,7 +114,7 @@ def test_ranks_sum_to_the_one_process_gradient(tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("tensorboard") is not None, reason="tensorboard is installed")
 def test_a_missing_tracker_package_is_named_before_training(tmp_path):
     from expbank.errors import UserError
-    from expbank.training.grpo import train
+    from expbank.training.rl.grpo import train
 
     config = load_config("configs/train-cpu-smoke.yaml", ["train.tracker=tensorboard", f"run.dir={tmp_path}"])
     with pytest.raises(UserError, match=r"train.tracker=tensorboard .* pip install tensorboard"):

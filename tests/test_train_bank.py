@@ -1,4 +1,4 @@
-"""The living bank during GRPO (issue 8, acceptance 1): a short CPU run on WebShop with the tiny model.
+"""The living bank during GRPO: a short CPU run on WebShop with the tiny model.
 
 After the run the run's bank holds new entries whose provenance points at training episodes, utility counters
 that moved, logged prunes; each checkpoint holds the bank snapshot, and a killed-and-resumed run ends with
@@ -12,15 +12,15 @@ import json
 import pytest
 import torch
 
+from expbank.bank.store import Bank
 from expbank.config import config_from_tree
-from expbank.store import Bank
 
 
 @pytest.fixture(scope="module")
 def user_bank(alfworld_trajectories, embedder, tmp_path_factory):
     """A small WebShop bank from 16 expert episodes of the bundled train goals."""
-    from expbank.build import build
-    from expbank.summarise import RuleSummariser
+    from expbank.bank.build import build
+    from expbank.bank.summarise import RuleSummariser
 
     folder = tmp_path_factory.mktemp("user-bank")
     lines = alfworld_trajectories["webshop_expert"].read_text().splitlines()[:16]
@@ -41,9 +41,9 @@ def run_config(bank, run_dir, **train):
         "prompt": {"history_length": 1},
         "report": {"splits": ["test"]},
         "train": {"steps": 2, "split": "train", "tasks_per_step": 2, "group_size": 2, "learning_rate": 1e-3,
-                  "lora": False, "micro_batch_size": 8, "max_length": 128, "drop_zero_variance": False,
-                  "bank_update_every": 1,
-                  "prune_every": 2, "bank_capacity": 20, **train},
+                  "lora": {"enabled": False}, "micro_batch_size": 8, "max_length": 128,
+                  "drop_zero_variance": False, "bank": {"update_every": 1, "prune_every": 2, "capacity": 20},
+                  **train},
         "run": {"seed": 0, "dir": str(run_dir), "episodes_in_flight": 2},
     })
 
@@ -61,7 +61,7 @@ def bank_state(path):
 
 
 def test_the_bank_learns_during_training_and_resumes(user_bank, tmp_path):
-    from expbank.training.grpo import train
+    from expbank.training.rl.grpo import train
 
     before = json.loads((user_bank / "manifest.json").read_text())
     original = {e.id for e in Bank.open(user_bank, writable=False).entries()}

@@ -1,5 +1,5 @@
 """Model selection during GRPO: periodic greedy dev evaluations, best.json, best and last checkpoints kept,
-and the refusal of a config that would select on a reported split (issue 8, acceptance 2)."""
+and the refusal of a config that would select on a reported split."""
 
 from __future__ import annotations
 
@@ -19,15 +19,16 @@ def test_selecting_on_a_reported_split_is_refused(capsys):
 
 
 def test_dev_evaluations_choose_and_keep_the_best_checkpoint(tmp_path):
-    from expbank.training.grpo import train
+    from expbank.training.rl.grpo import train
 
     config = config_from_tree({
         "env": {"name": "webshop", "split": "test", "max_steps": 3},
         "actor": {"backend": "hf", "model": "tiny-random"},
         "decoding": {"temperature": 1.0, "max_new_tokens": 16},
         "report": {"splits": ["test"]},
-        "train": {"steps": 3, "tasks_per_step": 1, "group_size": 2, "learning_rate": 1e-3, "lora": False,
-                  "max_length": 256, "eval_every": 2, "eval_tasks": 2, "keep_checkpoints": 1},
+        "train": {"steps": 3, "tasks_per_step": 1, "group_size": 2, "learning_rate": 1e-3,
+                  "lora": {"enabled": False}, "max_length": 256, "checkpoint": {"keep": 1}},
+        "select": {"every": 2, "tasks": 2},
         "run": {"seed": 0, "dir": str(tmp_path / "run"), "episodes_in_flight": 2},
     })
     run_dir = train(config, progress=False)
@@ -44,7 +45,7 @@ def test_dev_evaluations_choose_and_keep_the_best_checkpoint(tmp_path):
     by_step = {row["step"]: row for row in metrics}
     assert best["split"] == "dev" and best["metric"] == "score" and best["step"] in (2, 3)
     assert best["value"] == max(by_step[2]["dev_score"], by_step[3]["dev_score"])
-    # keep_checkpoints=1 keeps the last checkpoint, and the best one whatever its age
+    # train.checkpoint.keep=1 keeps the last checkpoint, and the best one whatever its age
     kept = sorted(path.name for path in (run_dir / "checkpoints").glob("step-*"))
     assert kept == sorted({f"step-{best['step']:05d}", "step-00003"})
     assert (run_dir / "curves.png").exists()

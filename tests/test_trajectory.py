@@ -1,4 +1,4 @@
-"""Trajectory records (DESIGN.md §3): validation on read, resumable writing, datasets features."""
+"""Trajectory records (docs/design.md §3): validation on read, resumable writing, datasets features."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The weights a colocated vLLM engine is given each GRPO step (``training/vllm_sync.py``).
+"""The weights a colocated vLLM engine is given each GRPO step (``training/actors/vllm_sync.py``).
 
 vLLM itself needs a GPU; what decides whether it samples from the policy being trained is that the tensors it
 loads, under Hugging Face names, make a plain base model compute what the policy computes. That is checked here
@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from expbank.cli import main
-from expbank.training.models import load_model
-from expbank.training.vllm_sync import base_model_weights
+from expbank.training.actors.models import load_model
+from expbank.training.actors.vllm_sync import base_model_weights
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""WebShop reward (reference/webshop.md B.5) with hand-computed values, on products loaded from official-schema files."""
+"""WebShop reward (the original's purchase reward, docs/webshop.md) with hand-computed values, on products loaded from official-schema files."""
 
 from __future__ import annotations
 

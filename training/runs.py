@@ -1,4 +1,4 @@
-"""Run directories (DESIGN.md §7): the resolved config, a fingerprint, and safe resumption.
+"""Run directories (docs/design.md §7): the resolved config, a fingerprint, and safe resumption.
 
 A run directory is tied to its config: re-running with the same config resumes it; a different config is
 refused rather than mixed into the same numbers.
@@ -13,9 +13,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from expbank.config import Config, dump_config
+from expbank.config import Config, dump_config, load_config
 from expbank.errors import UserError
 
 PACKAGES = ("expbank", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "faiss-cpu",
@@ -60,14 +58,18 @@ def fingerprint(config: Config, env_fingerprint: dict[str, Any], bank_hash: str 
 
 
 def prepare_run_dir(run_dir: str | Path, config: Config) -> Path:
-    """Create ``run_dir`` with ``config.yaml``; an existing directory must hold the same config."""
+    """Create ``run_dir`` with ``config.yaml``; an existing directory must hold the same config.
+
+    The recorded config is read through the schema, so one written before a key was renamed (or with keys
+    added since at their defaults) compares equal to the same settings under today's names.
+    """
     run_dir = Path(run_dir)
     path = run_dir / "config.yaml"
     resolved = config.model_dump(mode="json")
     if path.exists():
-        existing = yaml.safe_load(path.read_text())
+        existing = load_config(path, model=type(config)).model_dump(mode="json")
         if existing != resolved:
-            changed = sorted(_diff_keys(existing or {}, resolved))
+            changed = sorted(_diff_keys(existing, resolved))
             raise UserError(f"{run_dir} holds a run with a different config ({', '.join(changed[:5])}); "
                             "resume with the same config or choose another run.dir")
         return run_dir

@@ -1,4 +1,4 @@
-"""ALFWorld as a text ``gymnasium.Env`` on the real ALFWorld/TextWorld engine (DESIGN.md §2)."""
+"""ALFWorld as a text ``gymnasium.Env`` on the real ALFWorld/TextWorld engine (docs/design.md §2)."""
 
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ from expbank.envs.alfworld.authoring import (
     traj_data,
     write_game_source,
 )
+from expbank.envs.alfworld.games import goal_grammar
 
 SURFACES = ("CoffeeTable", "CounterTop", "DiningTable", "Shelf", "SideTable")
 TARGETS = SURFACES + ("GarbageCan",)
@@ -111,8 +112,6 @@ def write_search_games(root: Path, seed: int = 0, train_variants: int = 1, progr
 
     from alfworld.info import ALFRED_PDDL_PATH, ALFRED_TWL2_PATH
     from tqdm import tqdm
-
-    from expbank.envs.alfworld.games import goal_grammar
 
     root = Path(root)
     if (root / "COMPLETE").exists():

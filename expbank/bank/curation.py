@@ -1,0 +1,54 @@
+"""Curation of a writable bank: per-episode utility credit and pruning (docs/design.md §4).
+
+* Credit is per episode and only to entries actually shown: an entry shown at least once gets
+  ``uses += 1`` and ``successes += 1`` if the episode succeeded, however often it was shown.
+* Pruning applies :func:`expbank.bank.utility.plan_prune` and logs every removal.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from expbank.bank.entry import now_iso
+from expbank.bank.store import Bank
+from expbank.bank.utility import Removal, plan_prune
+
+log = logging.getLogger(__name__)
+
+
+def credit(bank: Bank, entry_ids: Iterable[str], success: bool) -> int:
+    """Credit one finished episode to the distinct entries it was shown; returns how many were found.
+
+    Only counters change: no vector or index is touched. Unknown ids (pruned meanwhile) are skipped.
+    """
+    bank.require_writable("credit")
+    when = now_iso()
+    found = 0
+    for entry_id in dict.fromkeys(entry_ids):
+        entry = bank.get(entry_id)
+        if entry is None:
+            continue
+        stats = entry.stats
+        uses = stats.uses + 1
+        successes = stats.successes + int(success)
+        bank.set_stats(entry_id, uses=uses, successes=successes, last_used=when)
+        found += 1
+    return found
+
+
+def credit_episode(bank: Bank, episode) -> int:
+    """Credit an ``Episode`` (docs/design.md §3) to the union of the entry ids of its steps' ``retrieved``."""
+    shown = [entry_id for step in episode.steps for entry_id in step.retrieved]
+    return credit(bank, shown, episode.success)
+
+
+def prune(bank: Bank, min_uses: int = 3, threshold: float = 0.3,
+          capacity: int | None = None) -> list[Removal]:
+    """Apply :func:`plan_prune` to ``bank`` and log every removal (logger and the bank's own log)."""
+    bank.require_writable("prune")
+    removals = plan_prune(bank.entries(include_quarantined=True), min_uses, threshold, capacity)
+    for removal in removals:
+        log.info("prune %s: %s", removal.id, removal.reason)
+    bank.delete([r.id for r in removals], event="prune", reasons={r.id: r.reason for r in removals})
+    return removals

@@ -1,0 +1,129 @@
+"""Retrieval (docs/design.md §4) and the ``<experience>`` block (docs/design.md §5).
+
+Scores are cosine similarities: with ``task`` and ``observation`` the mean of cos(task, entry.task) and
+cos(observation, entry.situation); a free-text ``query`` is matched against situations. Candidates come
+from each key's faiss index (over-fetched, doubled until enough pass the filters), so tombstones,
+quarantined entries, other kinds and excluded tasks never crowd out results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from expbank.bank.entry import KINDS, Entry
+from expbank.bank.keys import task_key_text
+from expbank.bank.store import Bank
+from expbank.bank.summarise import truncate_tokens
+from expbank.errors import UserError
+
+Key = Literal["both", "task", "situation"]
+#: The bank arm's kinds. Raw replay asks for ``("trajectory",)`` explicitly, so the arms never mix.
+DEFAULT_KINDS: tuple[str, ...] = ("strategy", "warning")
+
+
+@dataclass(frozen=True)
+class Hit:
+    entry: Entry
+    score: float        # the ranking score: similarity + λ · utility
+    similarity: float
+
+    def as_dict(self) -> dict:
+        return {**self.entry.model_dump(), "score": round(self.score, 6), "similarity": round(self.similarity, 6)}
+
+
+def search(bank: Bank, query: str | None = None, task: str | None = None, observation: str | None = None,
+           k: int = 3, key: Key = "both", kinds: Iterable[str] | None = None,
+           exclude_task_ids: Collection[str] = (), utility_weight: float | None = None,
+           env: str | None = None, sources: Collection[str] | None = None,
+           successes_only: bool = False) -> list[Hit]:
+    """Top-``k`` trusted entries; see the module docstring for the score."""
+    kinds = tuple(kinds) if kinds else DEFAULT_KINDS
+    bad = [kind for kind in kinds if kind not in KINDS]
+    if bad:
+        raise UserError(f"unknown kind(s) {bad}; choose from {list(KINDS)}")
+    if key not in ("both", "task", "situation"):
+        raise UserError(f"unknown key '{key}'; choose both, task or situation")
+    vectors = _query_vectors(bank, query, task, observation, key)
+    if not vectors or len(bank) == 0 or k <= 0:
+        return []
+    weight = bank.settings.utility_weight if utility_weight is None else utility_weight
+    excluded = set(exclude_task_ids)
+
+    def allowed(entry: Entry | None) -> bool:
+        return (entry is not None and entry.provenance.trust == "trusted" and entry.kind in kinds
+                and (env is None or entry.env == env)
+                and (sources is None or entry.provenance.source in sources)
+                and (not successes_only or entry.outcome.success)
+                and not excluded.intersection(entry.provenance.task_ids))
+
+    fetch = max(4 * k, 32)
+    while True:
+        rows: dict[int, None] = {}
+        for name, vector in vectors.items():
+            _, found = bank.search_key(name, vector[None, :], fetch)
+            rows.update(dict.fromkeys(int(r) for r in found[0] if r >= 0))
+        candidates = [r for r in rows if allowed(bank.entry_at(r))]
+        exhausted = fetch >= bank.num_rows
+        if len(candidates) >= k + 8 or exhausted:
+            break
+        fetch *= 4
+    if not candidates:
+        return []
+    similarity = np.zeros(len(candidates), dtype=np.float32)
+    for name, vector in vectors.items():
+        similarity += bank.vectors(name, candidates) @ vector
+    similarity /= len(vectors)
+    hits = []
+    for row, sim in zip(candidates, similarity, strict=True):
+        entry = bank.entry_at(row)
+        hits.append(Hit(entry, float(sim) + weight * entry.stats.utility, float(sim)))
+    hits.sort(key=lambda h: (-h.score, h.entry.id))
+    return hits[:k]
+
+
+def _query_vectors(bank: Bank, query: str | None, task: str | None, observation: str | None,
+                   key: Key) -> dict[str, np.ndarray]:
+    """Query vectors by index key: ``query`` → situation; ``task`` → task; ``observation`` → situation."""
+    if query is not None and (task is not None or observation is not None):
+        raise UserError("pass either a query or a task (with an optional observation), not both")
+    if query is not None:
+        texts = {"situation": query} if key != "task" else {"task": query}
+    elif task is not None:
+        texts = {"task": task}
+        if observation is not None and key != "task":
+            texts["situation"] = observation
+        if key == "situation":
+            texts = {"situation": observation if observation is not None else task}
+    else:
+        raise UserError("pass a query, or a task (with an optional observation)")
+    if "task" in texts:
+        texts["task"] = task_key_text(texts["task"])
+    names = list(texts)
+    encoded = bank.embedder.encode([texts[name] for name in names])
+    return dict(zip(names, encoded, strict=True))
+
+
+def format_experience(entries: Iterable[Entry], source_chars: int = 200, max_tokens: int = 256) -> str:
+    """The ``<experience>`` block of docs/design.md §5 (bank and raw-replay arms alike).
+
+    Each item's guidance (with its actions) is capped at ``max_tokens``, the same cap for both arms.
+    """
+    lines = ["<experience>"]
+    for i, entry in enumerate(entries, start=1):
+        source = " ".join(entry.source_observation.split())
+        if len(source) > source_chars:
+            source = source[: source_chars - 1].rstrip() + "…"
+        guidance = entry.guidance
+        if entry.actions:
+            guidance += " Actions: " + "; ".join(entry.actions)
+        outcome = "success" if entry.outcome.success else "failure"
+        situation = " ".join(entry.situation.split())
+        guidance = truncate_tokens(" ".join(guidance.split()), max_tokens)
+        lines.append(f"[{i}] situation: {situation} | source: {source} | guidance: {guidance} "
+                     f"| outcome: {outcome} | from task: {entry.task}")
+    lines.append("</experience>")
+    return "\n".join(lines)

@@ -1,0 +1,614 @@
+"""The bank on disk and in memory: entry metadata plus faiss indexes for the ``task`` and ``situation`` keys.
+
+Directory layout (docs/design.md §4)::
+
+    BANK/manifest.json          format version, embedder, settings, counts, content hash, data dir, file hashes
+    BANK/data-000007/entries.jsonl   one entry per faiss row, in row order; a deleted row is ``null``
+                     task.faiss, situation.faiss   inner-product indexes (Flat, or HNSW above a size)
+                     guidance.npy   guidance vectors, used only for dedup
+                     episodes.txt   episode ids already summarised (re-building the same files is a no-op)
+                     log.jsonl      prune / delete / pin / trust events with ids and reasons
+
+Saving is atomic: a new ``data-*`` directory is written and fsynced, then ``manifest.json`` is replaced with
+``os.replace`` (atomic on POSIX), then stale data directories are removed. A kill at any point leaves a
+manifest naming a complete data directory. Files that did not change (an index after a utility update) are
+hard-linked into the new directory, so counter updates never rewrite an index.
+
+Deletion marks rows as tombstones (HNSW cannot remove vectors); searches skip them, and the indexes are
+rebuilt from the live rows when tombstones pass ``tombstone_fraction`` of the rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from expbank.bank.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
+from expbank.bank.entry import Entry, merge_into, now_iso
+from expbank.bank.gate import GateAction, apply_gate
+from expbank.bank.keys import task_key_text
+from expbank.bank.utility import utility
+from expbank.errors import UserError
+
+FORMAT_VERSION = 1
+DEDUP_CHUNK = 1024  # entries deduplicated against each other at once (a chunk² similarity matrix)
+KEYS = ("task", "situation")
+_DATA = re.compile(r"^data-(\d+)")
+MANIFEST = "manifest.json"
+
+
+def is_service_url(location: str) -> bool:
+    """Whether a ``memory.bank`` value names an ``expbank serve`` service rather than a bank directory."""
+    return location.startswith(("http://", "https://"))
+
+
+def is_bank(path: str | Path) -> bool:
+    """Whether ``path`` is a saved bank directory (it has a manifest)."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+def content_hash(path: str | Path) -> str | None:
+    """The content hash a saved bank's manifest records (what run fingerprints name), or None if not a bank."""
+    try:
+        return json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8")).get("content_hash")
+    except FileNotFoundError:
+        return None
+
+
+def copy_bank(source: str | Path, dest: str | Path) -> None:
+    """Copy a saved bank (its manifest and the data directory it names) to ``dest``, replacing it: a snapshot.
+
+    Files are hard-linked where possible: a bank never rewrites a file in place (every save writes a new data
+    directory), so a link is as safe as a copy and costs nothing.
+    """
+    source, dest = Path(source), Path(dest)
+    try:
+        manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BankError(f"{source} is not a bank directory (no {MANIFEST})") from None
+    staging = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    shutil.copytree(source / manifest["data"], staging / manifest["data"], copy_function=_link_or_copy)
+    shutil.copy2(source / MANIFEST, staging / MANIFEST)
+    shutil.rmtree(dest, ignore_errors=True)
+    staging.rename(dest)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+class BankError(UserError):
+    """A bank directory that cannot be used as asked (wrong format, other embedder, read-only)."""
+
+
+class BankSettings(BaseModel):
+    """Per-bank settings, stored in the manifest so a bank keeps behaving the same when reopened."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    embedder: str = DEFAULT_EMBEDDER
+    dedup_threshold: float = Field(0.9, gt=0.0, le=1.0)
+    hnsw_min_size: int = Field(50_000, ge=1)
+    hnsw_m: int = Field(32, ge=4)
+    ef_construction: int = Field(64, ge=8)
+    ef_search: int = Field(64, ge=8)
+    tombstone_fraction: float = Field(0.2, gt=0.0, lt=1.0)
+    gate_action: GateAction = "quarantine"
+    utility_weight: float = Field(0.0, ge=0.0)
+
+
+@dataclass
+class AddReport:
+    added: list[str] = field(default_factory=list)
+    merged: dict[str, str] = field(default_factory=dict)  # new id -> existing id it merged into
+    quarantined: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)
+
+
+class Bank:
+    """An experience bank; open with :meth:`open`, :meth:`create` or :meth:`open_or_create`."""
+
+    def __init__(self, settings: BankSettings, path: str | Path | None = None, writable: bool = True,
+                 embedder: Embedder | None = None, dim: int | None = None):
+        self.settings = settings
+        self.path = Path(path) if path is not None else None
+        self.writable = writable
+        self._embedder = embedder
+        self._dim: int | None = embedder.dim if embedder else dim
+        self._rows: list[Entry | None] = []
+        self._row_of: dict[str, int] = {}
+        self._index: dict[str, object] = {}
+        self._guidance = np.zeros((0, self._dim or 0), dtype=np.float32)
+        self.episodes: set[str] = set()
+        self._log: list[dict] = []
+        self._dirty_vectors = True
+        self._dirty_meta = True
+        self._files: dict[str, dict] = {}
+        self._data_dir: Path | None = None
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def create(cls, path: str | Path | None, settings: BankSettings | None = None,
+               embedder: Embedder | None = None, dim: int | None = None) -> Bank:
+        """A new empty bank; ``dim`` without ``embedder`` lets callers that bring their own vectors
+        (merge, benchmarks) avoid loading the model."""
+        if path is not None and Path(path).exists() and any(Path(path).iterdir()):
+            raise BankError(f"{path}: exists and is not empty; pass an existing bank or a new directory")
+        return cls(settings or BankSettings(), path, embedder=embedder, dim=dim)
+
+    @classmethod
+    def open_or_create(cls, path: str | Path, settings: BankSettings | None = None,
+                       embedder: Embedder | None = None) -> Bank:
+        if is_bank(path):
+            bank = cls.open(path, embedder=embedder)
+            if settings is not None and settings.embedder != bank.settings.embedder:
+                raise BankError(f"{path}: made with embedder '{bank.settings.embedder}', "
+                                f"not '{settings.embedder}'")
+            return bank
+        return cls.create(path, settings, embedder)
+
+    @classmethod
+    def open(cls, path: str | Path, writable: bool = True, embedder: Embedder | None = None,
+             verify: bool = False) -> Bank:
+        """Load a bank; a foreign format version or embedder is a :class:`BankError`.
+
+        ``verify`` re-hashes every file against the manifest (slow on huge banks; sizes are always checked).
+        """
+        path = Path(path)
+        manifest_path = path / MANIFEST
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise BankError(f"{path}: not a bank (no manifest.json)") from None
+        except json.JSONDecodeError as err:
+            raise BankError(f"{manifest_path}: not valid JSON ({err})") from None
+        version = manifest.get("format_version")
+        if version != FORMAT_VERSION:
+            raise BankError(f"{path}: bank format version {version!r}; this expbank reads version "
+                            f"{FORMAT_VERSION} (re-build the bank or export/import it)")
+        try:
+            settings = BankSettings.model_validate(manifest["settings"])
+        except (KeyError, ValidationError) as err:
+            raise BankError(f"{manifest_path}: bad 'settings': {err}") from None
+        stored = manifest["embedder"]
+        if embedder is not None and (embedder.name != stored["name"] or embedder.dim != stored["dim"]):
+            raise BankError(f"{path}: made with embedder '{stored['name']}' ({stored['dim']}-d), "
+                            f"not '{embedder.name}' ({embedder.dim}-d)")
+        bank = cls(settings, path, writable=writable, embedder=embedder)
+        bank._dim = int(stored["dim"])
+        bank._load_data(path / manifest["data"], manifest["files"], verify)
+        return bank
+
+    def _load_data(self, data: Path, files: dict[str, dict], verify: bool) -> None:
+        import faiss
+
+        for name, meta in files.items():
+            file = data / name
+            if not file.exists() or file.stat().st_size != meta["size"]:
+                raise BankError(f"{file}: missing or not the size the manifest records")
+            if verify and _sha256(file) != meta["sha256"]:
+                raise BankError(f"{file}: content does not match the manifest hash")
+        with (data / "entries.jsonl").open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                record = json.loads(line)
+                if record is None:
+                    self._rows.append(None)
+                    continue
+                try:
+                    entry = Entry.model_validate(record)
+                except ValidationError as err:
+                    raise BankError(f"{data / 'entries.jsonl'}:{line_no}: {err.errors()[0]['msg']}") from None
+                self._row_of[entry.id] = len(self._rows)
+                self._rows.append(entry)
+        for key in KEYS:
+            self._index[key] = faiss.read_index(str(data / f"{key}.faiss"))
+        self._guidance = np.load(data / "guidance.npy")
+        self.episodes = set((data / "episodes.txt").read_text(encoding="utf-8").split())
+        self._log = [json.loads(line) for line in (data / "log.jsonl").read_text().splitlines() if line]
+        self._files = files
+        self._data_dir = data
+        self._dirty_vectors = self._dirty_meta = False
+
+    # ----------------------------------------------------------------- reading
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder(self.settings.embedder)
+            if self._dim is not None and self._embedder.dim != self._dim:
+                raise BankError(f"embedder '{self.settings.embedder}' gives {self._embedder.dim}-d vectors, "
+                                f"the bank holds {self._dim}-d")
+            self._dim = self._embedder.dim
+        return self._embedder
+
+    @property
+    def dim(self) -> int:
+        return self._dim if self._dim is not None else self.embedder.dim
+
+    @property
+    def index_kind(self) -> Literal["flat", "hnsw"]:
+        index = self._index.get("task")
+        return "hnsw" if index is not None and hasattr(index, "hnsw") else "flat"
+
+    @property
+    def content_hash(self) -> str | None:
+        """sha256 of the saved ``entries.jsonl`` (the manifest's ``content_hash``); None before a save."""
+        return self._files.get("entries.jsonl", {}).get("sha256")
+
+    def __len__(self) -> int:
+        return len(self._row_of)
+
+    def get(self, entry_id: str) -> Entry | None:
+        row = self._row_of.get(entry_id)
+        return None if row is None else self._rows[row]
+
+    def entries(self, include_quarantined: bool = False) -> Iterator[Entry]:
+        for entry in self._rows:
+            if entry is not None and (include_quarantined or entry.provenance.trust == "trusted"):
+                yield entry
+
+    def entry_at(self, row: int) -> Entry | None:
+        return self._rows[row]
+
+    @property
+    def num_rows(self) -> int:
+        return len(self._rows)
+
+    def log(self) -> list[dict]:
+        return list(self._log)
+
+    def stats(self) -> dict:
+        """Counts for ``bank stats`` and the manifest: ``entries`` = trusted + quarantined."""
+        by_kind: dict[str, int] = {}
+        by_trust: dict[str, int] = {"trusted": 0, "quarantined": 0}
+        by_env: dict[str, int] = {}
+        pinned = used = 0
+        for entry in self.entries(include_quarantined=True):
+            by_kind[entry.kind] = by_kind.get(entry.kind, 0) + 1
+            by_trust[entry.provenance.trust] += 1
+            by_env[entry.env] = by_env.get(entry.env, 0) + 1
+            pinned += entry.pinned
+            used += entry.stats.uses > 0
+        return {"entries": len(self), "by_kind": by_kind, "by_trust": by_trust, "by_env": by_env,
+                "pinned": pinned, "used": used, "episodes": len(self.episodes),
+                "rows": self.num_rows, "tombstones": self.num_rows - len(self),
+                "index": self.index_kind, "embedder": {"name": self.settings.embedder, "dim": self.dim}}
+
+    def search_key(self, key: str, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Raw faiss search of one key: (scores, rows), rows -1 where fewer than ``k`` exist."""
+        index = self._index.get(key)
+        if index is None or index.ntotal == 0:
+            empty = np.full((len(vectors), 0), -1)
+            return empty.astype(np.float32), empty
+        k = min(k, index.ntotal)
+        if hasattr(index, "hnsw"):
+            index.hnsw.efSearch = max(self.settings.ef_search, k)
+        return index.search(np.ascontiguousarray(vectors, dtype=np.float32), k)
+
+    def vectors(self, key: str, rows: Iterable[int]) -> np.ndarray:
+        """Stored vectors of ``rows`` for ``key`` (``task``, ``situation`` or ``guidance``)."""
+        rows = np.asarray(list(rows), dtype=np.int64)
+        if key == "guidance":
+            return self._guidance[rows]
+        if len(rows) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._index[key].reconstruct_batch(rows)
+
+    # ----------------------------------------------------------------- writing
+    def require_writable(self, what: str) -> None:
+        if not self.writable:
+            raise BankError(f"{what}: the bank is open read-only (evaluation never changes a bank)")
+
+    def add(self, entries: Iterable[Entry], gate: bool = True,
+            vectors: dict[str, np.ndarray] | None = None, dedup: bool = True) -> AddReport:
+        """Gate, dedup and insert entries (docs/design.md §4 dedup); embeddings are computed in one batch.
+
+        ``vectors`` (``task``, ``situation``, ``guidance`` arrays aligned with ``entries``) skips embedding:
+        imports and merges reuse stored vectors, so stored entries are never re-embedded. ``dedup=False``
+        merges only identical ids (bulk loads of entries known to be distinct, e.g. benchmarks).
+        """
+        self.require_writable("add")
+        report = AddReport()
+        entries = list(entries)
+        staged: list[Entry] = []
+        for entry in entries:
+            entry = entry if entry.id else entry.with_content_id()
+            if gate:
+                checked = apply_gate(entry, self.settings.gate_action)
+                if checked.provenance.trust == "quarantined":
+                    report.quarantined.append(checked.id)
+                elif checked.provenance.redactions != entry.provenance.redactions:
+                    report.redacted.append(checked.id)
+                entry = checked
+            staged.append(entry)
+        if not staged:
+            return report
+        if vectors is None:
+            vectors = self._embed(staged)
+        self._ensure_indexes()
+        for lo in range(0, len(staged), DEDUP_CHUNK):
+            chunk = {key: np.ascontiguousarray(v[lo:lo + DEDUP_CHUNK], dtype=np.float32)
+                     for key, v in vectors.items()}
+            self._insert(staged[lo:lo + DEDUP_CHUNK], chunk, report, dedup)
+        return report
+
+    def _insert(self, staged: list[Entry], vectors: dict[str, np.ndarray], report: AddReport,
+                dedup: bool = True) -> None:
+        """Dedup one chunk against the bank (via the situation index) and within itself, then index it.
+
+        An entry merges into the row with the same id, else into the same-group row (env, task_type, kind,
+        trust) whose situation and guidance cosines both reach the threshold, best sum first.
+        """
+        th = self.settings.dedup_threshold if dedup else 2.0  # cosines never reach 2: only ids merge
+        existing = self._existing_matches(vectors["situation"], vectors["guidance"]) if dedup else \
+            [[] for _ in staged]
+        within = np.tril((vectors["situation"] @ vectors["situation"].T >= th)
+                         & (vectors["guidance"] @ vectors["guidance"].T >= th), k=-1)
+        earlier: dict[int, list[int]] = {}
+        for i, j in np.argwhere(within):
+            earlier.setdefault(int(i), []).append(int(j))
+        added_row: dict[int, int] = {}
+        keep: list[int] = []
+        for i, entry in enumerate(staged):
+            target = self._row_of.get(entry.id)
+            if target is None:
+                options = [(score, row) for row, score in existing[i] if _same_group(self._rows[row], entry)]
+                options += [(float(vectors["situation"][i] @ vectors["situation"][j]
+                                   + vectors["guidance"][i] @ vectors["guidance"][j]), added_row[j])
+                            for j in earlier.get(i, ())
+                            if j in added_row and _same_group(self._rows[added_row[j]], entry)]
+                target = max(options)[1] if options else None
+            if target is None:
+                added_row[i] = self.num_rows
+                self._row_of[entry.id] = self.num_rows
+                self._rows.append(entry)
+                keep.append(i)
+                report.added.append(entry.id)
+            else:
+                self._rows[target] = merge_into(self._rows[target], entry)
+                report.merged[entry.id] = self._rows[target].id
+        self._dirty_meta = True
+        if keep:
+            for key in KEYS:
+                self._index[key].add(vectors[key][keep])
+            self._guidance = np.concatenate([self._guidance, vectors["guidance"][keep]])
+            self._dirty_vectors = True
+            self._maybe_switch_to_hnsw()
+
+    def _embed(self, entries: list[Entry]) -> dict[str, np.ndarray]:
+        texts = {"task": [task_key_text(e.task) for e in entries], "situation": [e.situation for e in entries],
+                 "guidance": [e.guidance for e in entries]}
+        unique = list(dict.fromkeys(t for values in texts.values() for t in values))
+        encoded = self.embedder.encode(unique)
+        where = {text: i for i, text in enumerate(unique)}
+        return {key: encoded[[where[t] for t in values]] for key, values in texts.items()}
+
+    def _existing_matches(self, situations: np.ndarray, guidance: np.ndarray,
+                          k: int = 32) -> list[list[tuple[int, float]]]:
+        """Per new vector, (row, situation + guidance cosine) of stored rows passing the threshold.
+
+        Candidates are the ``k`` nearest situations: a duplicate needs a situation cosine >= the threshold,
+        so it is among them unless ``k`` other rows (of any group) are even closer.
+        """
+        if not self._row_of:
+            return [[] for _ in range(len(situations))]
+        if self.index_kind == "flat":  # exact: every stored row above the threshold, via one matmul
+            return self._flat_matches(situations, guidance)
+        sit, rows = self.search_key("situation", situations, k)
+        gui = np.einsum("bkd,bd->bk", self._guidance[np.maximum(rows, 0)], guidance)
+        ok = (rows >= 0) & (sit >= self.settings.dedup_threshold) & (gui >= self.settings.dedup_threshold)
+        return [[(int(rows[i, j]), float(sit[i, j] + gui[i, j])) for j in np.flatnonzero(ok[i])]
+                for i in range(len(situations))]
+
+    def _flat_matches(self, situations: np.ndarray, guidance: np.ndarray) -> list[list[tuple[int, float]]]:
+        import faiss
+
+        index = self._index["situation"]
+        stored = faiss.rev_swig_ptr(index.get_xb(), index.ntotal * self.dim).reshape(index.ntotal, self.dim)
+        th = self.settings.dedup_threshold
+        sit = situations @ stored.T
+        out: list[list[tuple[int, float]]] = [[] for _ in range(len(situations))]
+        for i, row in zip(*np.nonzero(sit >= th), strict=True):
+            g = float(self._guidance[row] @ guidance[i])
+            if g >= th:
+                out[i].append((int(row), float(sit[i, row]) + g))
+        return out
+
+    def set_stats(self, entry_id: str, uses: int, successes: int, last_used: str | None) -> None:
+        row = self._row_of[entry_id]
+        entry = self._rows[row]
+        stats = entry.stats.model_copy(update={
+            "uses": uses, "successes": successes, "utility": utility(successes, uses), "last_used": last_used})
+        self._rows[row] = entry.model_copy(update={"stats": stats})
+        self._dirty_meta = True
+
+    def update(self, entry_id: str, event: str, reason: str | None = None, **changes) -> Entry:
+        """Change non-text fields of one entry (pin, trust) and log it."""
+        self.require_writable(event)
+        row = self._row_of.get(entry_id)
+        if row is None:
+            raise BankError(f"no entry with id '{entry_id}'")
+        entry = self._rows[row]
+        if isinstance(changes.get("provenance"), dict):
+            changes["provenance"] = entry.provenance.model_copy(update=changes["provenance"])
+        self._rows[row] = entry.model_copy(update=changes)
+        self._log.append({"time": now_iso(), "event": event, "id": entry_id, "reason": reason})
+        self._dirty_meta = True
+        return self._rows[row]
+
+    def delete(self, ids: Iterable[str], event: str = "delete", reasons: dict[str, str] | None = None) -> int:
+        """Tombstone entries; rebuild the indexes when tombstones pass ``tombstone_fraction``."""
+        self.require_writable(event)
+        reasons = reasons or {}
+        count = 0
+        for entry_id in ids:
+            row = self._row_of.pop(entry_id, None)
+            if row is None:
+                continue
+            self._rows[row] = None
+            self._log.append({"time": now_iso(), "event": event, "id": entry_id,
+                              "reason": reasons.get(entry_id)})
+            count += 1
+        if count:
+            self._dirty_meta = True
+            if self.num_rows - len(self) > self.settings.tombstone_fraction * self.num_rows:
+                self.compact()
+        return count
+
+    def compact(self) -> None:
+        """Rebuild indexes and rows from the live entries (drops tombstones)."""
+        live = [row for row, entry in enumerate(self._rows) if entry is not None]
+        task, situation = self.vectors("task", live), self.vectors("situation", live)
+        self._guidance = self._guidance[live] if live else self._guidance[:0]
+        self._rows = [self._rows[row] for row in live]
+        self._row_of = {entry.id: row for row, entry in enumerate(self._rows)}
+        self._build_indexes({"task": task, "situation": situation})
+        self._dirty_vectors = self._dirty_meta = True
+
+    def _ensure_indexes(self) -> None:
+        if not self._index:
+            self._guidance = np.zeros((0, self.dim), dtype=np.float32)
+            self._build_indexes({key: np.zeros((0, self.dim), dtype=np.float32) for key in KEYS})
+
+    def _build_indexes(self, vectors: dict[str, np.ndarray]) -> None:
+        import faiss
+
+        hnsw = len(vectors["task"]) >= self.settings.hnsw_min_size
+        for key in KEYS:
+            if hnsw:
+                index = faiss.IndexHNSWFlat(self.dim, self.settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+                index.hnsw.efConstruction = self.settings.ef_construction
+                index.hnsw.efSearch = self.settings.ef_search
+            else:
+                index = faiss.IndexFlatIP(self.dim)
+            if len(vectors[key]):
+                index.add(np.ascontiguousarray(vectors[key], dtype=np.float32))
+            self._index[key] = index
+
+    def _maybe_switch_to_hnsw(self) -> None:
+        if self.index_kind == "flat" and self.num_rows >= self.settings.hnsw_min_size:
+            self.compact()
+
+    # ----------------------------------------------------------------- saving
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write atomically (see the module docstring); returns the bank directory."""
+        self.require_writable("save")
+        if path is not None:
+            if Path(path) != self.path:
+                self._files, self._data_dir, self._dirty_vectors, self._dirty_meta = {}, None, True, True
+            self.path = Path(path)
+        if self.path is None:
+            raise BankError("this bank has no directory; pass a path to save()")
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._ensure_indexes()
+        previous = self._data_dir
+        seq = int(_DATA.match(previous.name).group(1)) + 1 if previous else 1
+        data = Path(tempfile.mkdtemp(prefix=f"data-{seq:06d}-", dir=self.path))
+        files: dict[str, dict] = {}
+        files.update(self._write_meta(data) if self._dirty_meta or previous is None
+                     else self._link(previous, data, ("entries.jsonl", "episodes.txt", "log.jsonl")))
+        files.update(self._write_vectors(data) if self._dirty_vectors or previous is None
+                     else self._link(previous, data, ("task.faiss", "situation.faiss", "guidance.npy")))
+        _fsync_dir(data)
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "embedder": {"name": self.settings.embedder, "dim": self.dim},
+            "settings": self.settings.model_dump(),
+            "index": self.index_kind,
+            "counts": {k: v for k, v in self.stats().items() if k not in ("embedder", "index")},
+            "content_hash": files["entries.jsonl"]["sha256"],
+            "data": data.name,
+            "files": files,
+            "saved": now_iso(),
+        }
+        tmp = self.path / f".manifest-{os.getpid()}.tmp"
+        with tmp.open("w", encoding="utf-8") as handle:
+            json.dump(manifest, handle, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path / MANIFEST)
+        _fsync_dir(self.path)
+        self._files, self._data_dir = files, data
+        self._dirty_vectors = self._dirty_meta = False
+        for stale in self.path.iterdir():
+            if stale != data and (stale.name.startswith("data-") or stale.name.startswith(".manifest-")):
+                shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
+        return self.path
+
+    def _write_meta(self, data: Path) -> dict[str, dict]:
+        lines = [("null" if e is None else e.model_dump_json()) for e in self._rows]
+        _write(data / "entries.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"))
+        _write(data / "episodes.txt", "".join(e + "\n" for e in sorted(self.episodes)).encode("utf-8"))
+        _write(data / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self._log).encode("utf-8"))
+        return {name: _describe(data / name) for name in ("entries.jsonl", "episodes.txt", "log.jsonl")}
+
+    def _write_vectors(self, data: Path) -> dict[str, dict]:
+        import faiss
+
+        for key in KEYS:
+            faiss.write_index(self._index[key], str(data / f"{key}.faiss"))
+        with (data / "guidance.npy").open("wb") as handle:
+            np.save(handle, self._guidance)
+        names = ("task.faiss", "situation.faiss", "guidance.npy")
+        for name in names:
+            _fsync_file(data / name)
+        return {name: _describe(data / name) for name in names}
+
+    def _link(self, previous: Path, data: Path, names: tuple[str, ...]) -> dict[str, dict]:
+        for name in names:
+            try:
+                os.link(previous / name, data / name)
+            except OSError:
+                shutil.copy2(previous / name, data / name)
+        return {name: self._files[name] for name in names}
+
+
+def _same_group(existing: Entry | None, new: Entry) -> bool:
+    return (existing is not None and existing.env == new.env and existing.task_type == new.task_type
+            and existing.kind == new.kind and existing.provenance.trust == new.provenance.trust)
+
+
+def _write(path: Path, payload: bytes) -> None:
+    with path.open("wb") as handle:
+        handle.write(payload)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    _fsync_file(path)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _describe(path: Path) -> dict:
+    return {"size": path.stat().st_size, "sha256": _sha256(path)}

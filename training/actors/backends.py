@@ -1,0 +1,190 @@
+"""Chat backends for actors: a local transformers model (``hf``), any OpenAI-compatible endpoint (``openai``)
+and in-process vLLM (``vllm``). All implement the bank's ``ChatBackend`` protocol (``expbank/chat.py``):
+``generate(conversations, **sampling) -> list[str]``, one reply per conversation, in order.
+
+``HFBackend.generate_tokens`` also returns prompt and completion token ids with their log-probs, which GRPO
+needs; API backends cannot give those.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from expbank.chat import UsageCounter
+from expbank.errors import UserError
+from expbank.training.actors.models import load_model, resolve_model_path
+from expbank.training.actors.openai_compat import OpenAICompatBackend
+from expbank.training.agent.protocol import ACTION_STOP
+
+
+@dataclass
+class Generation:
+    """One completion with its tokens (ids and log-probs only where the backend has them)."""
+
+    text: str
+    prompt_ids: list[int] = field(default_factory=list)
+    completion_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+
+
+
+
+def _cut_at_stop(text: str, stop: list[str]) -> str:
+    """Keep the text up to and including the first stop string (generation may run a few tokens past it)."""
+    cut = [text.index(s) + len(s) for s in stop if s in text]
+    return text[: min(cut)] if cut else text
+
+
+class HFBackend:
+    """A local causal LM (CPU or GPU), batched left-padded generation, optional PEFT adapter."""
+
+    def __init__(self, model: str, adapter: str | None = None, device: str | None = None, batch_size: int = 8):
+        loaded = load_model(model, adapter=adapter, device=device)
+        self.name = model
+        self.model, self.tokenizer = loaded.model, loaded.tokenizer
+        self.batch_size = batch_size
+        self.usage = UsageCounter()
+
+    @classmethod
+    def wrap(cls, model, tokenizer, name: str, batch_size: int = 8) -> HFBackend:
+        """A backend over a model already in memory (the policy being trained)."""
+        backend = cls.__new__(cls)
+        backend.name, backend.model, backend.tokenizer = name, model, tokenizer
+        backend.batch_size, backend.usage = batch_size, UsageCounter()
+        return backend
+
+    def render(self, conversation: list[dict]) -> str:
+        """The chat-template text the model sees (generation prompt appended)."""
+        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+
+    def generate(self, messages: list[list[dict]], **sampling: Any) -> list[str]:
+        return [g.text for g in self.generate_tokens(messages, **sampling)]
+
+    def generate_tokens(self, messages: list[list[dict]], temperature: float = 0.0, max_new_tokens: int = 128,
+                        stop: list[str] | None = None, seed: int | None = None, **_: Any) -> list[Generation]:
+        """Generate one reply per conversation in batches; stop strings end a reply early."""
+        import torch
+
+        stop = [ACTION_STOP] if stop is None else list(stop)
+        results: list[Generation] = []
+        if seed is not None:
+            torch.manual_seed(seed)
+        for start in range(0, len(messages), self.batch_size):
+            batch = messages[start: start + self.batch_size]
+            texts = [self.render(conversation) for conversation in batch]
+            encoded = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+            encoded = encoded.to(self.model.device)
+            sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+            with torch.no_grad():
+                out = self.model.generate(
+                    **encoded, max_new_tokens=max_new_tokens, stop_strings=stop or None, tokenizer=self.tokenizer,
+                    pad_token_id=self.tokenizer.pad_token_id, output_scores=True, return_dict_in_generate=True,
+                    top_k=None, top_p=None, **sampling,
+                )
+            width = encoded["input_ids"].shape[1]
+            logprobs = torch.stack(out.scores, dim=1).log_softmax(-1) if out.scores else None
+            for row, sequence in enumerate(out.sequences):
+                completion = sequence[width:].tolist()
+                # drop padding/eos after the reply ends
+                eos = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
+                length = next((i + 1 for i, tok in enumerate(completion) if tok in eos), len(completion))
+                completion = completion[:length]
+                prompt = encoded["input_ids"][row][encoded["attention_mask"][row].bool()].tolist()
+                token_logprobs = [] if logprobs is None else [
+                    float(logprobs[row, i, tok]) for i, tok in enumerate(completion)]
+                text = _cut_at_stop(self.tokenizer.decode(completion, skip_special_tokens=True), stop)
+                results.append(Generation(text, prompt, completion, token_logprobs))
+                self.usage.prompt_tokens += len(prompt)
+                self.usage.completion_tokens += len(completion)
+            self.usage.calls += 1
+        return results
+
+
+class VLLMBackend:
+    """In-process vLLM for GPU machines (the ``vllm`` extra); imported only when selected.
+
+    ``expbank eval`` builds one engine over the model (an adapter is served through vLLM's LoRA support);
+    ``expbank train`` builds a colocated engine per rank (:meth:`colocated`) and pushes the policy's weights
+    into it before every step's rollouts (:meth:`load_weights`).
+    """
+
+    def __init__(self, model: str, adapter: str | None = None, **engine_args: Any):
+        LLM = require_vllm().LLM
+        self.name = model
+        self._llm = LLM(model=resolve_model_path(model), enable_lora=adapter is not None, **engine_args)
+        self._adapter = adapter
+        self.usage = UsageCounter()
+
+    @classmethod
+    def colocated(cls, model: str, rank: int, gpu_memory_utilization: float, max_model_len: int) -> VLLMBackend:
+        """The engine one training rank samples from, on that rank's GPU, as TRL's colocate mode builds it.
+
+        vLLM's ``external_launcher`` runs the engine inside this process (so its weights can be replaced in
+        place) and finds its GPU and peers through torchrun's variables, which ``accelerate launch`` sets and a
+        single ``expbank train`` process gets here.
+        """
+        for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "localhost")):
+            os.environ.setdefault(key, value)
+        if not os.environ.get("MASTER_PORT"):
+            with socket.socket() as probe:  # a free port for the engine's one-process group
+                probe.bind(("localhost", 0))
+                os.environ["MASTER_PORT"] = str(probe.getsockname()[1])
+        # vLLM's memory profiler misjudges free memory with its large default batch budget (TRL sets 4096 too)
+        return cls(model, distributed_executor_backend="external_launcher", seed=rank,
+                   gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
+                   max_num_batched_tokens=4096)
+
+    def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
+        """Replace the engine's weights (Hugging Face names, ``training/actors/vllm_sync.py``) one tensor at a time,
+        then drop the prefix cache, whose keys and values the old weights computed."""
+        engine_model = self._llm.llm_engine.model_executor.driver_worker.model_runner.model
+        for name, tensor in weights:
+            engine_model.load_weights([(name, tensor)])
+        self._llm.reset_prefix_cache()
+
+    def generate(self, messages: list[list[dict]], temperature: float = 0.0, max_new_tokens: int = 128,
+                 stop: list[str] | None = None, seed: int | None = None, **_: Any) -> list[str]:
+        """One reply per conversation. Each request gets its own seed (``seed + i``): one seed shared by a
+        batch would make identical prompts (a GRPO group's first turn) sample identical replies."""
+        from vllm import SamplingParams  # importable: this engine was built with it
+
+        params = [SamplingParams(temperature=temperature, max_tokens=max_new_tokens,
+                                 seed=None if seed is None else seed + i,
+                                 stop=[ACTION_STOP] if stop is None else list(stop),
+                                 include_stop_str_in_output=True) for i in range(len(messages))]
+        lora = None
+        if self._adapter:
+            from vllm.lora.request import LoRARequest
+
+            lora = LoRARequest("adapter", 1, self._adapter)
+        outputs = self._llm.chat(messages, params, lora_request=lora, use_tqdm=False)
+        self.usage.calls += 1
+        for output in outputs:
+            self.usage.prompt_tokens += len(output.prompt_token_ids)
+            self.usage.completion_tokens += len(output.outputs[0].token_ids)
+        return [output.outputs[0].text for output in outputs]
+
+
+def require_vllm():
+    """The vllm module, or a clear error naming the extra that installs it."""
+    try:
+        import vllm
+    except ImportError:
+        raise UserError('actor.backend=vllm needs the vllm extra: pip install "expbank[vllm]"') from None
+    return vllm
+
+
+def make_backend(backend: str, model: str, adapter: str | None = None, base_url: str | None = None,
+                 api_key_env: str = "OPENAI_API_KEY", **options: Any):
+    """The backend named by ``actor.backend``."""
+    if backend == "hf":
+        return HFBackend(model, adapter=adapter, **options)
+    if backend == "openai":
+        return OpenAICompatBackend(model, base_url=base_url, api_key_env=api_key_env, **options)
+    if backend == "vllm":
+        return VLLMBackend(model, adapter=adapter, **options)
+    raise ValueError(f"unknown backend {backend!r}; choose hf, openai or vllm")

@@ -1,0 +1,280 @@
+"""``tiny-warm``: a ~1 M-parameter policy with its own tokenizer, warmed up on the project's expert transcripts.
+
+GRPO only learns when a group's episodes differ in reward. A randomly initialised model never writes a valid
+action, so every group scores the same and nothing is learnt; SmolLM2-135M is too slow to train to a measurable
+change inside a CPU test. ``tiny-warm`` sits between them: a 4-layer Qwen2 with a 2k byte-level BPE vocabulary
+trained on the bundled games' text, then trained for a fixed number of optimizer steps on the expert's
+answers in the exact rollout layout (``agent/targets.py``, memory ``none``).
+
+Most of an answer is copied from the prompt (the place in ``take apple 1 from shelf 1``, an item id). Trained
+on transcripts alone, a model this small does not learn to copy within minutes: on held-out games it guesses
+names at chance. The optional copy task (``induction_steps``) first trains an induction head on repeated
+random token sequences (learnt in ~150 steps) and keeps that task in every warm-up batch; it is off by
+default because it has only been shown to help in one setting. Both results are in docs/training.md,
+"Learning on a CPU".
+
+Everything is seeded (the build uses every core, so floating-point sums may differ across machines) and cached under
+``$EXPBANK_CACHE/models/tiny-warm-<hash>``; ``scripts/build_tiny_warm.py`` builds it and prints timings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from expbank.envs.alfworld.games import game_set_hash, list_games
+from expbank.paths import cache_dir
+from expbank.training.agent.collect import collect
+from expbank.training.agent.protocol import ProtocolSpec
+from expbank.training.agent.rows import tokenize_conversation
+from expbank.training.agent.targets import records_from_episode
+from expbank.trajectory import episodes_in_id_order
+
+# ChatML, as SmolLM2 and Qwen2 use it; prefix-preserving, which agent/rows.py relies on.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+
+@dataclass(frozen=True)
+class WarmRecipe:
+    """Everything that determines the built model (its hash names the cache folder)."""
+
+    envs: tuple[str, ...] = ("webshop", "alfworld")
+    alfworld_data: str | None = None  # an official-layout game folder for the ALFWorld transcripts (None: bundled)
+    alfworld_split: str = "train"  # the split of it the expert plays
+    vocab_size: int = 2048
+    hidden_size: int = 128
+    layers: int = 4
+    heads: int = 4
+    history_length: int = 2
+    steps: int = 150
+    batch_size: int = 8
+    max_length: int = 1024
+    learning_rate: float = 3e-3
+    # the copy task: random sequences of `induction_length` tokens, repeated once; loss on the repeat
+    induction_steps: int = 0  # before the warm-up (0: none; 250 learns it)
+    induction_batch_size: int = 32
+    induction_mix_batch_size: int = 0  # also in every warm-up step, so copying is not unlearnt (0: none)
+    induction_length: int = 32
+    induction_learning_rate: float = 1e-3
+    average_last: int = 0  # save the mean of the last N steps' weights (Polyak averaging; 0: the last step's)
+    seed: int = 0
+    version: int = 5  # bump when the build code changes what it produces
+
+    def key(self) -> str:
+        """Names the cache folder: the recipe, and the fingerprint of the ``alfworld_split`` games when
+        ``alfworld_data`` is set (a folder rewritten with other games is another recipe)."""
+        fields = asdict(self)
+        if self.alfworld_data is not None:
+            fields["alfworld_data"] = _games_fingerprint(self.alfworld_data, self.alfworld_split)
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _games_fingerprint(data_dir: str, split: str) -> str:
+    return game_set_hash(list_games(split, data_dir))
+
+
+def expert_conversations(env: str, history_length: int, workdir: Path, split: str = "train",
+                         data_dir: str | None = None) -> list[list[dict]]:
+    """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
+    conversations (memory none)."""
+    source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
+    path = workdir / f"{env}-{split}-{source}-expert.jsonl"
+    collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
+    spec = ProtocolSpec("none")
+    conversations = []
+    for episode in episodes_in_id_order(path):
+        if episode.success:
+            conversations += records_from_episode(episode, spec, None, history_length)
+    if not conversations:
+        raise RuntimeError(f"{path}: no won expert episode of {env}/{split} to warm up on (delete the file to "
+                           "collect it again)")
+    return conversations
+
+
+def train_tokenizer(texts: list[str], vocab_size: int):
+    """A byte-level BPE (any text encodes; no unknown tokens) with ChatML special tokens.
+
+    It splits text exactly as ``Qwen2Tokenizer`` does (NFC, Qwen's pre-tokenizer regex, byte level): from a
+    folder whose ``config.json`` says ``qwen2``, ``AutoTokenizer`` rebuilds that class from the vocabulary and
+    merges and ignores the saved pipeline, so a BPE trained with any other split would encode differently
+    once saved and loaded again.
+    """
+    from tokenizers import (
+        Regex,
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
+    from transformers import PreTrainedTokenizerFast
+    from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(texts, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   bos_token=None, chat_template=CHAT_TEMPLATE, padding_side="left")
+
+
+def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, progress: bool = False) -> Path:
+    """Build (or find) the model folder for ``recipe``; returns it."""
+    import torch
+    from tqdm import tqdm
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+
+    out = out or cache_dir("models") / f"tiny-warm-{recipe.key()}"
+    if (out / "config.json").exists():
+        return out
+    began = time.perf_counter()
+    workdir = cache_dir("models") / "tiny-warm-transcripts"  # shared by recipes
+    workdir.mkdir(parents=True, exist_ok=True)
+    conversations = []
+    for env in recipe.envs:
+        split, data_dir = (recipe.alfworld_split, recipe.alfworld_data) if env == "alfworld" else ("train", None)
+        conversations += expert_conversations(env, recipe.history_length, workdir, split, data_dir)
+    tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
+    rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
+    staging = out.with_name(out.name + ".partial")
+    tokenizer.save_pretrained(staging)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)  # no env workers run while it trains
+    torch.manual_seed(recipe.seed)
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=recipe.hidden_size,
+                         intermediate_size=3 * recipe.hidden_size, num_hidden_layers=recipe.layers,
+                         num_attention_heads=recipe.heads, num_key_value_heads=recipe.heads // 2,
+                         max_position_embeddings=4096, tie_word_embeddings=True,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    config.save_pretrained(staging)
+    _check_round_trip(staging, conversations, rows, recipe.max_length)
+    model = Qwen2ForCausalLM(config)
+    model.train()
+    sequences = torch.Generator().manual_seed(recipe.seed)
+    copy_loss = train_copy_task(model, recipe, sequences, progress) if recipe.induction_steps else None
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 20))
+    order = random.Random(recipe.seed)
+    averaged = torch.optim.swa_utils.AveragedModel(model) if recipe.average_last else None
+    for step in tqdm(range(recipe.steps), desc="tiny-warm", unit="step", disable=not progress):
+        batch = order.sample(rows, recipe.batch_size)
+        loss = _lm_loss(model, batch, tokenizer.pad_token_id)
+        total = loss
+        if recipe.induction_mix_batch_size:
+            mixed_copy_loss = _induction_loss(model, recipe.induction_mix_batch_size, recipe, sequences)
+            total = loss + mixed_copy_loss
+            copy_loss = mixed_copy_loss.item()
+        optimizer.zero_grad()
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        if averaged is not None and step >= recipe.steps - recipe.average_last:
+            averaged.update_parameters(model)
+    if averaged is not None:
+        model = averaged.module
+    model.eval()
+    torch.set_num_threads(threads)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(staging)
+    (staging / "tiny-warm.json").write_text(json.dumps({
+        "recipe": asdict(recipe), "conversations": len(conversations), "final_loss": loss.item(),
+        "final_copy_loss": copy_loss,
+        "seconds": round(time.perf_counter() - began, 1)}, indent=2) + "\n")
+    staging.rename(out)
+    return out
+
+
+def answer_accuracy(folder: Path, conversations: list[list[dict]], max_length: int = 1024) -> float:
+    """The fraction of the expert's answer tokens the model predicts (greedy, teacher-forced): on held-out
+    transcripts, a direct measure of whether it copies the names its answers need."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    right = total = 0
+    with torch.no_grad():
+        for conversation in conversations:
+            ids, mask = tokenize_conversation(tokenizer, conversation, max_length)
+            predicted = model(input_ids=torch.tensor([ids])).logits[0, :-1].argmax(-1).tolist()
+            for guess, target, trained in zip(predicted, ids[1:], mask[1:], strict=True):
+                right += trained and guess == target
+                total += trained
+    return right / max(total, 1)
+
+
+def _check_round_trip(folder: Path, conversations: list[list[dict]], rows: list, max_length: int) -> None:
+    """Fail the build unless the saved folder's tokenizer, loaded as every user loads it, encodes the training
+    rows to the same ids (``AutoTokenizer`` may rebuild the tokenizer class the model config implies)."""
+    from transformers import AutoTokenizer
+
+
+    loaded = AutoTokenizer.from_pretrained(folder)
+    for conversation, row in zip(conversations, rows, strict=True):
+        if tokenize_conversation(loaded, conversation, max_length) != row:
+            raise RuntimeError(f"{folder}: the saved tokenizer ({type(loaded).__name__}) encodes the warm-up "
+                               "transcripts differently from the one trained; the model would be trained on "
+                               "other ids than it reads")
+
+
+def train_copy_task(model, recipe: WarmRecipe, generator, progress: bool = False) -> float:
+    """``recipe.induction_steps`` AdamW steps of the copy task (its own optimizer); returns the last loss."""
+    import torch
+    from tqdm import tqdm
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.induction_learning_rate, weight_decay=0.0)
+    for _ in tqdm(range(recipe.induction_steps), desc="tiny-warm copy task", unit="step", disable=not progress):
+        loss = _induction_loss(model, recipe.induction_batch_size, recipe, generator)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+
+
+def _induction_loss(model, batch_size: int, recipe: WarmRecipe, generator):
+    """Next-token loss on the second copy of random token sequences: only copying lowers it."""
+    import torch
+
+    length = recipe.induction_length
+    first = len(SPECIAL_TOKENS)  # the special tokens come first in the vocabulary
+    sequence = torch.randint(first, model.config.vocab_size, (batch_size, length), generator=generator)
+    ids = torch.cat([sequence, sequence], dim=1)
+    logits = model(input_ids=ids).logits[:, length:-1]
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, length + 1:].reshape(-1))
+
+
+def _lm_loss(model, batch: list[tuple[list[int], list[int]]], pad_id: int):
+    """Next-token loss on the expert's answers only (``agent/rows.py`` masks), as SFT trains them."""
+    import torch
+
+    width = max(len(ids) for ids, _ in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), width), -100, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    for i, (row, mask) in enumerate(batch):
+        ids[i, : len(row)] = torch.tensor(row)
+        labels[i, : len(row)] = torch.tensor([t if m else -100 for t, m in zip(row, mask, strict=True)])
+        attention[i, : len(row)] = 1
+    return model(input_ids=ids, attention_mask=attention, labels=labels).loss

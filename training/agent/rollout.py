@@ -1,0 +1,227 @@
+"""Multi-turn rollouts of a chat policy over the env pool, generation batched across episodes.
+
+One loop, read top to bottom:
+
+1. keep every pool worker busy with an episode (reset to its task id);
+2. for each live episode build the step's messages (``conversation.py``, with retrieved experience);
+3. generate all replies in one batched call (agentic retrieval: a first call stops at ``</retrieve>``, the
+   query is answered from the bank, and a second call writes critique → action);
+4. parse each reply, map it to an action, step all environments at once;
+5. finished episodes become results (:class:`RolloutResult`): the trajectory record of docs/design.md §3 (full model
+   text, entry ids shown, reconstruction), the episode's turn counters and its conversations.
+
+An environment or backend failure ends only the affected episodes, which are recorded with ``error``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from expbank.envs.pool import EnvPool, WorkerError
+from expbank.training.agent import conversation, protocol
+from expbank.training.agent.act import choose_action
+from expbank.training.agent.retrieve import Memory
+
+
+@dataclass(frozen=True)
+class RolloutJob:
+    """One episode to play: its id (docs/design.md §3), task id and seed. ``draw`` tells apart episodes of one task
+    and seed that should sample differently (a GRPO group member, ``"it3-g5"``); sampling is seeded from these
+    three, never from the id, whose policy part is a path: a model moved to another folder samples the same."""
+
+    episode_id: str
+    task_id: str
+    seed: int
+    draw: str = ""
+
+
+@dataclass
+class RolloutSettings:
+    env: str
+    spec: protocol.ProtocolSpec
+    history_length: int = 3
+    temperature: float = 0.0
+    max_new_tokens: int = 128
+    arm: str = "none"
+    run_id: str = "eval"
+    split: str = "valid_unseen"
+
+
+@dataclass
+class TurnStats:
+    """Per-episode turn counters (evaluation writes them to ``episode_stats.jsonl``; GRPO reads the format score)."""
+
+    retrieval_turns: int = 0
+    none_reconstructions: int = 0
+    reconstruct_turns: int = 0
+    format_violations: int = 0
+    turns: int = 0
+    format_score: float = 0.0
+    source_similarities: list[float] = field(default_factory=list)
+
+
+@dataclass
+class RolloutResult:
+    """One finished episode: its trajectory record, its turn counters and, per policy turn, the messages the
+    policy saw with its replies (what training rows are built from)."""
+
+    record: dict[str, Any]
+    stats: TurnStats
+    conversations: list[list[dict]]
+
+    @property
+    def episode_id(self) -> str:
+        return self.record["episode_id"]
+
+
+@dataclass
+class _Live:
+    """An episode in flight in one pool slot."""
+
+    job: RolloutJob
+    observation: str
+    info: dict[str, Any]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    history: list[tuple[str, str]] = field(default_factory=list)
+    turns_ok: list[bool] = field(default_factory=list)
+    conversations: list[list[dict]] = field(default_factory=list)
+    stats: TurnStats = field(default_factory=TurnStats)
+
+
+def _experience(memory: Memory | None, live: _Live, query: str | None = None) -> tuple[str | None, list[str]]:
+    """The ``<experience>`` block for this step and the ids of the entries it shows."""
+    if memory is None:
+        return None, []
+    entries = memory.retrieve(task=live.info["task"], observation=live.observation, query=query,
+                              exclude_task_ids=(live.job.task_id,))
+    live.stats.source_similarities += memory.source_similarities(live.observation, entries)
+    return conversation.experience_block(entries), [entry.id for entry in entries]
+
+
+def _messages(settings: RolloutSettings, live: _Live, experience: str | None) -> list[dict]:
+    return conversation.step_messages(settings.env, settings.spec, live.info["task"], live.history,
+                                      live.observation, live.info["admissible_actions"], experience,
+                                      settings.history_length)
+
+
+def _generate(backend, conversations: list[list[dict]], settings: RolloutSettings, stop: list[str],
+              seed: int) -> list[str] | Exception:
+    try:
+        return backend.generate(conversations, temperature=settings.temperature,
+                                max_new_tokens=settings.max_new_tokens, stop=stop, seed=seed)
+    except Exception as err:  # recorded on every episode of the batch; the run goes on
+        return err
+
+
+def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, lives: dict[int, _Live],
+                  turn_seed: int) -> dict[int, tuple[str, list[str], list[dict]] | str]:
+    """Per live slot: the full model text, the entry ids shown and the whole conversation of the turn
+    (the messages the policy saw plus its replies, which training rows are built from), or an error."""
+    spec = settings.spec
+    slots = list(lives)
+    if spec.agentic:
+        first = [_messages(settings, lives[s], None) for s in slots]
+        replies = _generate(backend, first, settings, ["</retrieve>"], turn_seed)
+        if isinstance(replies, Exception):
+            return {s: f"backend error: {replies}" for s in slots}
+        conversations, shown = [], {}
+        for slot, messages, reply in zip(slots, first, replies, strict=True):
+            query = protocol.parse_output(reply, spec.first_stage_tags()).blocks.get("retrieve") or None
+            experience, ids = _experience(memory, lives[slot], query or None)
+            shown[slot] = (reply, ids)
+            conversations.append(conversation.after_retrieval(messages, reply, experience))
+        second = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed + 1)
+        if isinstance(second, Exception):
+            return {s: f"backend error: {second}" for s in slots}
+        return {s: (shown[s][0] + text, shown[s][1], conversation.with_reply(messages, text))
+                for s, text, messages in zip(slots, second, conversations, strict=True)}
+    conversations, shown = [], {}
+    for slot in slots:
+        experience, ids = _experience(memory, lives[slot]) if spec.uses_memory else (None, [])
+        shown[slot] = ids
+        conversations.append(_messages(settings, lives[slot], experience))
+    replies = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed)
+    if isinstance(replies, Exception):
+        return {s: f"backend error: {replies}" for s in slots}
+    return {s: (text, shown[s], conversation.with_reply(messages, text))
+            for s, text, messages in zip(slots, replies, conversations, strict=True)}
+
+
+def _result(settings: RolloutSettings, live: _Live, policy: str, error: str | None) -> RolloutResult:
+    info = live.info
+    won = bool(info.get("won")) and error is None
+    record = {
+        "episode_id": live.job.episode_id, "run_id": settings.run_id, "arm": settings.arm, "env": settings.env,
+        "split": settings.split, "task_id": live.job.task_id, "task_type": info.get("task_type", ""),
+        "task": info.get("task", ""), "policy": policy, "seed": live.job.seed, "steps": live.steps,
+        "success": won, "score": float(info.get("score", 0.0)) if error is None else 0.0,
+        "num_steps": len(live.steps), "num_invalid": sum(s["invalid"] for s in live.steps), "error": error,
+    }
+    live.stats.turns = len(live.turns_ok)
+    live.stats.format_score = protocol.format_score(live.turns_ok)
+    return RolloutResult(record, live.stats, live.conversations)
+
+
+def rollout(backend, pool: EnvPool, jobs: Iterable[RolloutJob], settings: RolloutSettings,
+            memory: Memory | None = None) -> Iterator[RolloutResult]:
+    """Play ``jobs`` with ``backend``; yield one :class:`RolloutResult` per episode, in the order they end."""
+    pending = list(jobs)[::-1]
+    lives: dict[int, _Live] = {}
+    turn = 0
+    while pending or lives:
+        free = [slot for slot in range(pool.size) if slot not in lives][: len(pending)]
+        starts = {slot: pending.pop() for slot in free}
+        for slot, reply in pool.reset({s: (j.task_id, j.seed) for s, j in starts.items()}).items():
+            if isinstance(reply, WorkerError):
+                yield _result(settings, _Live(starts[slot], "", {}), backend.name, reply.message)
+                continue
+            lives[slot] = _Live(starts[slot], *reply)
+        if not lives:
+            continue
+        outputs = _policy_turns(backend, memory, settings, lives, seed_for(lives, turn))
+        turn += 1
+        actions: dict[int, str] = {}
+        for slot, output in outputs.items():
+            live = lives[slot]
+            if isinstance(output, str):  # backend error: the episode ends with it
+                yield _result(settings, live, backend.name, output)
+                del lives[slot]
+                continue
+            text, shown, messages = output
+            live.conversations.append(messages)
+            parsed = protocol.parse_output(text, settings.spec.tags())
+            choice = choose_action(text, parsed, live.info["admissible_actions"])
+            live.turns_ok.append(choice.format_ok)
+            live.stats.retrieval_turns += bool(shown)
+            live.stats.format_violations += not choice.format_ok
+            if "reconstruct" in parsed.blocks:
+                live.stats.reconstruct_turns += 1
+                live.stats.none_reconstructions += parsed.reconstruction is None
+            live.steps.append({"t": live.info["step"], "observation": live.observation,
+                               "admissible_actions": live.info["admissible_actions"], "output": text,
+                               "action": choice.action, "retrieved": shown,
+                               "reconstruction": parsed.reconstruction})
+            actions[slot] = choice.action
+        for slot, reply in pool.step(actions).items():
+            live = lives[slot]
+            if isinstance(reply, WorkerError):
+                live.steps[-1].update(reward=0.0, invalid=False)
+                yield _result(settings, live, backend.name, reply.message)
+                del lives[slot]
+                continue
+            observation, reward, terminated, truncated, info = reply
+            live.steps[-1].update(reward=float(reward), invalid=bool(info["invalid"]))
+            live.history.append((live.observation, actions[slot]))
+            live.observation, live.info = observation, info
+            if terminated or truncated:
+                yield _result(settings, live, backend.name, None)
+                del lives[slot]
+
+
+def seed_for(lives: dict[int, _Live], turn: int) -> int:
+    """A sampling seed fixed by the episodes in the batch and the turn, so reruns sample the same."""
+    keys = (f"{live.job.task_id}-s{live.job.seed}-{live.job.draw}" for live in lives.values())
+    return (sum(zlib.crc32(key.encode()) for key in keys) + 7919 * turn) % (2**31)

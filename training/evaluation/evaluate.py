@@ -1,0 +1,130 @@
+"""``expbank eval CONFIG [k=v ...]``: one arm (actor × memory settings) on a fixed panel, in a run directory.
+
+The run directory holds ``config.yaml``, ``fingerprint.json``, ``episodes.jsonl``, ``episode_stats.jsonl``
+(per-episode turn counters for the diagnostics), ``summary.json``, ``report.md`` and plots. Re-running the
+same command resumes: finished episodes are not replayed, and the files end in panel order either way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from expbank import envs
+from expbank.config import Config
+from expbank.envs.pool import EnvPool
+from expbank.errors import UserError
+from expbank.training.actors.backends import make_backend
+from expbank.training.actors.models import with_default_bank
+from expbank.training.agent import protocol
+from expbank.training.agent.retrieve import Memory
+from expbank.training.agent.rollout import RolloutJob, RolloutSettings, rollout
+from expbank.training.evaluation.report import write_report
+from expbank.training.runs import fingerprint, prepare_run_dir, write_json
+from expbank.trajectory import EpisodeWriter, make_episode_id, read_episode_ids
+
+
+def panel_task_ids(config: Config) -> list[str]:
+    """The panel's task ids: ``panel.task_ids``, else the split's first ``panel.limit`` tasks."""
+    available = envs.task_ids(config.env.name, config.env.split, config.env.data_dir)
+    if config.panel.task_ids:
+        missing = [t for t in config.panel.task_ids if t not in available]
+        if missing:
+            raise UserError(f"panel.task_ids not in {config.env.name}/{config.env.split}: {missing[:3]}")
+        return list(config.panel.task_ids)
+    return available[: config.panel.limit] if config.panel.limit else available
+
+
+def default_run_dir(config: Config) -> Path:
+    model = re.sub(r"[^A-Za-z0-9_.-]+", "_", config.actor.model).strip("_")
+    return Path("runs") / f"eval-{config.env.name}-{config.env.split}-{model}-{config.arm_name()}"
+
+
+def open_memory(config: Config):
+    """The arm's memory (None for ``none``); refuses a bank built from the evaluated split."""
+    if config.memory.mode == "none":
+        return None
+    if not config.memory.bank:
+        raise UserError(f"memory.mode={config.memory.mode} needs memory.bank (a bank directory or service URL)")
+    memory = Memory(config.memory.mode, config.memory.bank, k=config.memory.k, source=config.memory.source,
+                    seed=config.run.seed)
+    if (config.env.name, config.env.split) in memory.source_splits():
+        raise UserError(f"bank {config.memory.bank} holds entries made from {config.env.name}/{config.env.split}, "
+                        "the split being evaluated; build the bank from other splits")
+    return memory
+
+
+def _rewrite_in_order(path: Path, order: list[str]) -> None:
+    """Rewrite a JSONL file keyed by ``episode_id`` in panel order (atomic)."""
+    lines = {json.loads(line)["episode_id"]: line for line in path.read_text().splitlines() if line.strip()}
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(lines[i] + "\n" for i in order if i in lines))
+    os.replace(tmp, path)
+
+
+def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict[str, Any]:
+    """Play the panel with the configured actor and memory; returns the run's summary."""
+    from tqdm import tqdm
+
+    config = with_default_bank(config)  # a checkpoint plays with the bank snapshot it trained with
+    run_dir = prepare_run_dir(config.run.dir or default_run_dir(config), config)
+    arm = config.arm_name()
+    task_ids = panel_task_ids(config)
+    memory = open_memory(config)
+    policy = config.actor.model
+    jobs = [RolloutJob(make_episode_id(config.env.name, config.env.split, task_id, policy, arm, seed), task_id, seed)
+            for seed in config.panel.seeds for task_id in task_ids]
+    episodes_path, stats_path = run_dir / "episodes.jsonl", run_dir / "episode_stats.jsonl"
+    done = read_episode_ids(episodes_path)
+    todo = [job for job in jobs if job.episode_id not in done]
+
+    env = envs.make(config.env.name, split=config.env.split, data_dir=config.env.data_dir)
+    write_json(run_dir / "fingerprint.json", fingerprint(
+        config, env.env_fingerprint(), memory.manifest_hash() if memory else None, protocol.PROMPT_VERSION,
+        {"panel": {"task_ids": task_ids, "seeds": config.panel.seeds}}))
+    env.close()
+
+    if todo:
+        if backend is None:
+            backend = make_backend(config.actor.backend, config.actor.model, adapter=config.actor.adapter,
+                                   base_url=config.actor.base_url, api_key_env=config.actor.api_key_env)
+        settings = RolloutSettings(
+            env=config.env.name, split=config.env.split, arm=arm, run_id=run_dir.name,
+            spec=protocol.ProtocolSpec(config.memory.mode, config.memory.retrieval, config.memory.reconstruct),
+            history_length=config.prompt.history_length, temperature=config.decoding.temperature,
+            max_new_tokens=config.decoding.max_new_tokens)
+        workers = min(config.run.episodes_in_flight, len(todo))
+        with EnvPool(config.env.name, config.env.split, config.env.data_dir, workers=workers,
+                     max_steps=config.env.max_steps) as pool, EpisodeWriter(episodes_path) as writer, \
+                stats_path.open("a") as stats_file, \
+                tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc=f"eval {arm}", unit="ep",
+                     disable=not progress) as bar:
+            for result in rollout(backend, pool, todo, settings, memory):
+                writer.write(result.record)
+                counters = {"episode_id": result.episode_id, "arm": arm, **dataclasses.asdict(result.stats)}
+                stats_file.write(json.dumps(counters) + "\n")
+                stats_file.flush()
+                bar.update()
+    order = [job.episode_id for job in jobs]
+    _rewrite_in_order(episodes_path, order)
+    if stats_path.exists():
+        _rewrite_in_order(stats_path, order)
+    return write_report(run_dir)
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """One line with the numbers a user looks for first."""
+    parts = []
+    for name, arm in summary["arms"].items():
+        text = f"{name}: success {arm['success']:.1f}% (n={arm['n']}"
+        text += f", {arm['errors']} errors)" if arm.get("errors") else ")"
+        if arm.get("score") is not None:
+            text += f", score {arm['score']:.1f}"
+        if arm.get("macro") is not None:
+            text += f", macro {arm['macro']:.1f}"
+        parts.append(text)
+    return "; ".join(parts)
