@@ -31,7 +31,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
 # Libraries slow enough to import that a module importing one at its top may be imported inside a function.
 HEAVY = {"torch", "transformers", "faiss", "alfworld", "textworld", "peft", "trl", "datasets", "accelerate",
          "sentence_transformers", "vllm", "matplotlib", "scipy", "statsmodels", "spacy", "fastapi", "uvicorn",
-         "bm25s", "mcp", "openai", "httpx"}
+         "mcp", "openai", "httpx"}
 
 
 def _module_name(path: Path) -> str:

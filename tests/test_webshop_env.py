@@ -49,6 +49,12 @@ def bundled():
     return envs.make("webshop", split="test")
 
 
+def official(data_dir, **options):
+    """An environment on official-schema files; plays with the fallback noun rule where no spaCy pipeline is
+    installed (the refusal itself is tested in test_webshop_nouns.py)."""
+    return envs.make("webshop", data_dir=data_dir, allow_fallback_nouns=True, **{"split": "test", **options})
+
+
 def task_of(env, asin):
     return next(str(i) for i, goal in enumerate(env.goals) if goal["asin"] == asin)
 
@@ -71,7 +77,7 @@ def test_official_files_load_as_the_original_loads_them(official_dir):
 
 
 def test_official_goals_price_limits_and_splits(official_dir):
-    env = envs.make("webshop", split="test", data_dir=official_dir)
+    env = official(official_dir)
     assert len(env.goals) == 4  # the deodorant entry without attributes is skipped
     assert envs.task_ids("webshop", "test", data_dir=official_dir) == ["0", "1", "2", "3"]
     assert envs.task_ids("webshop", "dev", data_dir=official_dir) == []
@@ -88,7 +94,7 @@ def test_official_goals_price_limits_and_splits(official_dir):
 
 
 def test_official_data_plays_with_the_same_rewards(official_dir):
-    env = envs.make("webshop", split="test", data_dir=official_dir)
+    env = official(official_dir)
     env.reset(options={"task_id": task_of(env, DEODORANT)})
     steps = ["search[deodorant stick sensitive skin]", f"click[{DEODORANT.lower()}]"]
     obs, reward, done, _, info = play(env, [*steps, "click[navy blue]", "click[2 ounce]", "click[buy now]"])
@@ -100,7 +106,7 @@ def test_official_data_plays_with_the_same_rewards(official_dir):
     assert (
         reward == get_reward(product, env.goal, env.catalog.prices[DEODORANT], {"color": "forest green"})[0]
     )
-    assert obs.endswith("Your score (min 0.0, max 1.0) [SEP] 0.6")
+    assert obs.endswith("Your score (min 0.0, max 1.0) [SEP] 0.6 [SEP] Reward Details [SEP] None")
 
 
 def test_search_index_is_cached_and_reloaded(official_dir):
@@ -118,9 +124,9 @@ def test_search_index_is_cached_and_reloaded(official_dir):
 
 def test_full_catalog_file_names(tmp_path):
     data_dir = str(write_official_dir(tmp_path, catalog="full"))
-    assert len(envs.make("webshop", split="test", data_dir=data_dir, catalog="full").goals) == 4
+    assert len(official(data_dir, catalog="full").goals) == 4
     with pytest.raises(EnvDataError, match="items_shuffle_1000.json"):
-        envs.make("webshop", split="test", data_dir=data_dir, catalog="small")
+        official(data_dir, catalog="small")
 
 
 def test_malformed_record_names_file_and_index(tmp_path):
@@ -137,7 +143,7 @@ def test_malformed_record_names_file_and_index(tmp_path):
 
 
 def test_synthetic_goals_cross_option_values(official_dir):
-    env = envs.make("webshop", split="test", data_dir=official_dir, goals="synthetic")
+    env = official(official_dir, goals="synthetic")
     deodorant = [g for g in env.goals if g["asin"] == DEODORANT]
     assert len(deodorant) == 3 * 2 and len(env.goals) == 6 + 1  # colour x size, plus the optionless tea
     assert {tuple(g["goal_options"].items()) for g in deodorant} >= {
@@ -257,12 +263,27 @@ def test_bundled_splits():
     ids = {split: envs.task_ids("webshop", split) for split in ("test", "dev", "train")}
     assert ids["test"] == [str(i) for i in range(50)] and ids["dev"] == [str(i) for i in range(50, 70)]
     assert len(ids["train"]) >= 80 and ids["train"][0] == "70"
-    assert split_indices(12087, "test", bundled=False) == range(0, 500)
-    assert split_indices(12087, "dev", bundled=False) == range(500, 1000)
-    assert split_indices(12087, "train", bundled=False) == range(1000, 12087)
+    for scheme in ("original", "expbank"):  # the bundled catalog keeps its own splits under any scheme
+        assert split_indices(len(envs.make("webshop").goals), "dev", True, scheme) == range(50, 70)
     env = envs.make("webshop", split="test")
     with pytest.raises(KeyError):
         env.reset(options={"task_id": "60"})  # a dev task
+
+
+def test_official_split_schemes(official_dir):
+    n = 12087  # the original's human goals
+    original = {split: split_indices(n, split, False) for split in ("test", "dev", "train")}
+    assert original == {"test": range(0, 500), "dev": range(500, 1500), "train": range(1500, n)}  # the default
+    assert original == {split: split_indices(n, split, False, "original") for split in original}
+    expbank = {split: split_indices(n, split, False, "expbank") for split in original}
+    assert expbank == {"test": range(0, 500), "dev": range(500, 1000), "train": range(1000, n)}
+    with pytest.raises(ValueError, match="the original's 'eval' split is 'dev' here"):
+        split_indices(n, "eval", False)
+    with pytest.raises(ValueError, match="unknown WebShop split scheme 'paper'"):
+        split_indices(n, "test", False, "paper")
+    assert official(official_dir, split_scheme="expbank").env_fingerprint()["split_scheme"] == "expbank"
+    assert official(official_dir).env_fingerprint()["split_scheme"] == "original"
+    assert envs.task_ids("webshop", "test", data_dir=official_dir, split_scheme="expbank") == ["0", "1", "2", "3"]
 
 
 def test_price_limit_rule():

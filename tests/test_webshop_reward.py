@@ -8,17 +8,13 @@ from webshop_data import DEODORANT, TEA, write_official_dir
 from expbank.envs.webshop.catalog import load_catalog
 from expbank.envs.webshop.goals import load_goals
 from expbank.envs.webshop.reward import (
+    FALLBACK,
     attribute_matches,
     fuzzy_ratio,
     get_reward,
     normalize_color,
-    noun_source,
     option_matches,
     type_reward,
-)
-
-fallback_nouns = pytest.mark.skipif(
-    noun_source() != "fallback", reason="title-noun sets are hand-computed for the fallback noun rule"
 )
 
 
@@ -110,8 +106,7 @@ def test_fuzzy_ratio_has_thefuzz_semantics():
         assert fuzzy_ratio(a, b) == thefuzz.token_set_ratio(a, b), (a, b)
 
 
-@fallback_nouns
-@pytest.mark.parametrize(
+@pytest.mark.parametrize(  # title-noun sets are hand-computed for the fallback noun rule, asked for here
     ("asin", "r_type", "title_score"),
     [
         (TEA, 1.0, 1.0),
@@ -125,16 +120,15 @@ def test_fuzzy_ratio_has_thefuzz_semantics():
 )
 def test_type_factor_levels(shop, asin, r_type, title_score):
     catalog, goals = shop
-    info = type_reward(catalog.by_asin[asin], goals[TEA])
+    info = type_reward(catalog.by_asin[asin], goals[TEA], FALLBACK)
     assert (info["r_type"], info["title_score"]) == (r_type, pytest.approx(title_score))
 
 
-@fallback_nouns
 def test_type_factor_scales_the_whole_reward(shop):
     catalog, goals = shop
     goal = goals[TEA]  # 1 attribute ("caffeine free"), no options: denominator 2
-    reward, info = get_reward(catalog.by_asin["B0GIFTTIN1"], goal, 10.0, {})
+    reward, info = get_reward(catalog.by_asin["B0GIFTTIN1"], goal, 10.0, {}, FALLBACK)
     assert (reward, info["r_att"]) == (pytest.approx((0 + 0 + 1) / 2 * 0.5), 0.0)
-    assert get_reward(catalog.by_asin["B0CANDLE01"], goal, 10.0, {})[0] == pytest.approx(0.5 * 0.1)
-    assert get_reward(catalog.by_asin["B0LEMONS01"], goal, 10.0, {})[0] == 0.0
-    assert info["nouns"] == "fallback"
+    assert get_reward(catalog.by_asin["B0CANDLE01"], goal, 10.0, {}, FALLBACK)[0] == pytest.approx(0.5 * 0.1)
+    assert get_reward(catalog.by_asin["B0LEMONS01"], goal, 10.0, {}, FALLBACK)[0] == 0.0
+    assert info["nouns"] == FALLBACK

@@ -16,8 +16,10 @@ from typing import Any
 from expbank.config import Config, dump_config, load_config
 from expbank.errors import UserError
 
+# how to resume, not what is measured: a resume may set them otherwise than the run's first start
+RESUME_KEYS = {"run.replay_errors"}
 PACKAGES = ("expbank", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "faiss-cpu",
-            "sentence-transformers", "alfworld", "textworld", "gymnasium", "bm25s", "openai", "vllm")
+            "sentence-transformers", "alfworld", "textworld", "gymnasium", "spacy", "regex", "openai", "vllm")
 
 
 def git_commit() -> str:
@@ -61,15 +63,16 @@ def prepare_run_dir(run_dir: str | Path, config: Config) -> Path:
     """Create ``run_dir`` with ``config.yaml``; an existing directory must hold the same config.
 
     The recorded config is read through the schema, so one written before a key was renamed (or with keys
-    added since at their defaults) compares equal to the same settings under today's names.
+    added since at their defaults) compares equal to the same settings under today's names. Keys of
+    :data:`RESUME_KEYS` may differ.
     """
     run_dir = Path(run_dir)
     path = run_dir / "config.yaml"
     resolved = config.model_dump(mode="json")
     if path.exists():
         existing = load_config(path, model=type(config)).model_dump(mode="json")
-        if existing != resolved:
-            changed = sorted(_diff_keys(existing, resolved))
+        changed = sorted(_diff_keys(existing, resolved) - RESUME_KEYS)
+        if changed:
             raise UserError(f"{run_dir} holds a run with a different config ({', '.join(changed[:5])}); "
                             "resume with the same config or choose another run.dir")
         return run_dir

@@ -99,7 +99,6 @@ def _product(record: dict[str, Any], attrs: dict[str, Any], human: dict[str, Any
         "query": record["query"].lower().strip(),
         "product_category": record["product_category"],
         "MainImage": (record.get("images") or [None])[0],
-        "Reviews": [],
         "Rating": "N.A.",
     }
     if human is not None:

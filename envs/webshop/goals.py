@@ -3,7 +3,8 @@
 Human goals come from ``items_human_ins.json`` (entries without attributes skipped); synthetic goals cross
 each product's ``items_ins_v2`` instruction with every combination of its option values. Each goal gets a
 price limit drawn as the original draws it; the list is then shuffled with ``random.seed(233)`` exactly as
-the original does, so goal ``i`` here is goal ``i`` there.
+the original does, so goal ``i`` here is goal ``i`` there. Splits are ranges of that order, from a named
+scheme (``SPLIT_SCHEMES``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,14 @@ PRICE_RANGE = [10.0 * i for i in range(1, 100)]
 NO_PRICE_LIMIT = 1000000
 LIMIT_SEED = 233  # the original draws limits from the unseeded global RNG; we fix a seed instead
 SHUFFLE_SEED = 233  # the original's `random.seed(233); random.shuffle(goals)`
-OFFICIAL_SPLITS = {"test": (0, 500), "dev": (500, 1000), "train": (1000, None)}
-BUNDLED_SPLITS = {"test": (0, 50), "dev": (50, 70), "train": (70, None)}
+SPLIT_SCHEMES = {
+    # The original's IL and RL baselines (baseline_models/env.py): test 0-499, "eval" 500-1499, train 1500+.
+    "original": {"test": (0, 500), "dev": (500, 1500), "train": (1500, None)},
+    # What expbank used before it offered schemes: its train split holds 500 of the original's eval goals.
+    "expbank": {"test": (0, 500), "dev": (500, 1000), "train": (1000, None)},
+}
+DEFAULT_SPLIT_SCHEME = "original"
+BUNDLED_SPLITS = {"test": (0, 50), "dev": (50, 70), "train": (70, None)}  # the bundled catalog, any scheme
 
 
 def price_limit(price: float, rng: random.Random) -> tuple[float, str]:
@@ -107,10 +114,13 @@ def load_goals(data_dir: str | None, catalog: str = "small", goals: str = "human
     return tuple(built)
 
 
-def split_indices(n_goals: int, split: str, bundled: bool) -> range:
-    """Goal indices of ``split``: official test 0-499, dev 500-999; bundled test 0-49, dev 50-69."""
-    bounds = BUNDLED_SPLITS if bundled else OFFICIAL_SPLITS
+def split_indices(n_goals: int, split: str, bundled: bool, scheme: str = DEFAULT_SPLIT_SCHEME) -> range:
+    """Goal indices of ``split`` under the split scheme ``scheme`` (the bundled catalog has its own)."""
+    if scheme not in SPLIT_SCHEMES:
+        raise ValueError(f"unknown WebShop split scheme {scheme!r}; choose one of {sorted(SPLIT_SCHEMES)}")
+    bounds = BUNDLED_SPLITS if bundled else SPLIT_SCHEMES[scheme]
     if split not in bounds:
-        raise ValueError(f"unknown WebShop split {split!r}; choose one of {sorted(bounds)}")
+        hint = " (the original's 'eval' split is 'dev' here)" if split == "eval" else ""
+        raise ValueError(f"unknown WebShop split {split!r}; choose one of {sorted(bounds)}{hint}")
     start, stop = bounds[split]
     return range(min(start, n_goals), n_goals if stop is None else min(stop, n_goals))
