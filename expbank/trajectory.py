@@ -1,12 +1,15 @@
 """Trajectory records (docs/design.md §3): one episode per JSON line, validated on read.
 
 The writer appends one complete line per episode and flushes it, so an interrupted run loses at most
-the episodes in flight and a re-run can resume by skipping the ``episode_id``s already present.
+the episodes in flight and a re-run can resume by skipping the ``episode_id``s already present (and, when
+asked, playing again those that ended with an error). A torn last line, what a kill during a write leaves,
+is skipped with a warning by every reader; any other bad line is an error naming the file and line.
 """
 
 from __future__ import annotations
 
-import json
+import logging
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -16,6 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from expbank.errors import UserError
+
+log = logging.getLogger(__name__)
 
 
 class TrajectoryFormatError(UserError, ValueError):
@@ -96,15 +101,23 @@ def episodes_in_id_order(path: str | Path) -> list[Episode]:
 
 
 def read_episodes(path: str | Path) -> Iterator[Episode]:
-    """Yield validated episodes; a malformed line raises an error naming the file and line number."""
+    """Yield validated episodes; a malformed line raises an error naming the file, line and field.
+
+    A last line that lacks its newline and does not parse is a write a kill interrupted: it is skipped with
+    a warning naming the file and line (:class:`EpisodeWriter` cuts it before appending). Any other bad line
+    is an error.
+    """
     path = Path(path)
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
                 yield Episode.model_validate_json(line)
             except ValidationError as err:
+                if not line.endswith(b"\n"):  # only the last line can lack it
+                    log.warning("warning: %s:%d: skipped a torn last line (an interrupted write)", path, line_no)
+                    return
                 first = err.errors()[0]
                 where = ".".join(str(part) for part in first["loc"]) or "record"
                 raise TrajectoryFormatError(
@@ -112,20 +125,39 @@ def read_episodes(path: str | Path) -> Iterator[Episode]:
                 ) from None
 
 
-def read_episode_ids(path: str | Path) -> set[str]:
-    """The ``episode_id``s of complete lines in ``path`` (a missing file holds none).
+def read_episode_ids(path: str | Path, include_errored: bool = True) -> set[str]:
+    """The ``episode_id``s of the records in ``path`` (a missing file holds none), validated as
+    :func:`read_episodes` does, so a resume never counts a malformed record as done.
 
-    A torn last line (a run killed mid-write) is ignored here and rewritten by :class:`EpisodeWriter`.
+    ``include_errored=False`` leaves out episodes whose latest record has ``error`` set: what a resume
+    plays again (the new record then replaces the old one).
     """
     path = Path(path)
     if not path.exists():
         return set()
-    ids: set[str] = set()
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.endswith("\n") and line.strip():
-                ids.add(json.loads(line)["episode_id"])
-    return ids
+    errored = {episode.episode_id: episode.error is not None for episode in read_episodes(path)}
+    return {episode_id for episode_id, failed in errored.items() if include_errored or not failed}
+
+
+def drop_episodes(path: str | Path, episode_ids: set[str]) -> None:
+    """Rewrite ``path`` without the records of ``episode_ids``, atomically: a resume that plays errored
+    episodes again appends their new records, so the old ones must go first."""
+    path = Path(path)
+    kept = [episode.model_dump_json() + "\n" for episode in read_episodes(path) if episode.episode_id not in episode_ids]
+    staging = path.with_name(path.name + ".partial")
+    staging.write_text("".join(kept), encoding="utf-8")
+    os.replace(staging, path)
+
+
+def cut_torn_tail(path: str | Path) -> None:
+    """Cut a last line that lacks its newline (a write a kill interrupted), so appending starts a new line."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if not data.endswith(b"\n"):
+        with path.open("r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
 
 
 class EpisodeWriter:
@@ -134,19 +166,22 @@ class EpisodeWriter:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._drop_torn_tail()
+        self._end_last_line()
         self._handle = self.path.open("a", encoding="utf-8")
 
-    def _drop_torn_tail(self) -> None:
-        """Cut a last line without its newline: it is an episode a killed run did not finish writing."""
-        if not self.path.exists() or self.path.stat().st_size == 0:
+    def _end_last_line(self) -> None:
+        """A last line without its newline is completed when it is a valid record (readers count it) and
+        cut otherwise: it is an episode a killed run did not finish writing."""
+        data = self.path.read_bytes() if self.path.exists() else b""
+        if not data or data.endswith(b"\n"):
             return
-        data = self.path.read_bytes()
-        if data.endswith(b"\n"):
+        try:
+            Episode.model_validate_json(data.rsplit(b"\n", 1)[-1])
+        except ValidationError:
+            cut_torn_tail(self.path)
             return
-        cut = data.rfind(b"\n") + 1
-        with self.path.open("r+b") as handle:
-            handle.truncate(cut)
+        with self.path.open("ab") as handle:
+            handle.write(b"\n")
 
     def write(self, episode: Episode | dict[str, Any]) -> None:
         record = episode if isinstance(episode, Episode) else Episode.model_validate(episode)

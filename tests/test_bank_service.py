@@ -57,9 +57,13 @@ def test_retrieve_stats_and_docs(serve):
 def test_token_required_when_set(serve):
     url, _ = serve(token="s3cret")
     with httpx.Client(base_url=url, timeout=30) as client:
-        assert client.get("/stats").status_code == 401
+        refused = client.get("/stats")
+        assert refused.status_code == 401 and refused.json() == {"detail": "missing or wrong token"}
+        assert refused.headers["www-authenticate"] == "Bearer"
         assert client.post("/retrieve", json={"query": "apple"}).status_code == 401
-        assert client.get("/stats", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        for headers in ({"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret"}, {"X-API-Key": "wrong"},
+                        {"Authorization": "Bearer wrong", "X-API-Key": "s3cret"}):  # a given bearer is the one checked
+            assert client.get("/stats", headers=headers).status_code == 401, headers
         assert client.get("/stats", headers={"Authorization": "Bearer s3cret"}).status_code == 200
         assert client.post("/retrieve", json={"query": "apple"}, headers={"X-API-Key": "s3cret"}).status_code == 200
 
@@ -79,11 +83,15 @@ def test_oversized_bodies_refused(serve):
 
 
 def test_feedback_only_when_writable_and_persisted(serve):
-    url, bank = serve(writable=True)
-    with httpx.Client(base_url=url, timeout=30) as client:
+    url, bank = serve(token="t", writable=True)
+    with httpx.Client(base_url=url, timeout=30, headers={"Authorization": "Bearer t"}) as client:
         hits = client.post("/retrieve", json={"query": "heat the apple", "k": 2}).json()["entries"]
         ids = [hit["id"] for hit in hits]
-        reply = client.post("/feedback", json={"entry_ids": ids + [ids[0], "nope"], "success": True})
-        assert reply.json() == {"credited": 2, "unknown": 1}
+        body = {"episode_id": "ep-1", "entry_ids": ids + [ids[0], "nope"], "success": True}
+        reply = client.post("/feedback", json=body)
+        assert reply.json() == {"credited": 2, "unknown": 1, "quarantined": 0, "repeat": False}
+        assert client.post("/feedback", json=body).json()["repeat"] is True
+        assert client.post("/feedback", json={"entry_ids": ids, "success": True}).status_code == 422  # no id
     reopened = Bank.open(bank.path)
     assert all((reopened.get(i).stats.uses, reopened.get(i).stats.successes) == (1, 1) for i in ids)
+    assert reopened.credited == {"ep-1"}

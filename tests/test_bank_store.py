@@ -91,19 +91,30 @@ def test_read_only_bank_refuses_writes(new_bank):
         frozen.save()
 
 
-def test_utility_only_save_links_indexes_instead_of_rewriting(new_bank):
+def test_utility_only_save_writes_only_the_counters(new_bank):
     bank = new_bank()
     bank.add(RuleSummariser().summarise(alf_transform("clean", obj="mug")))
     path = bank.save()
-    index_file = path / json.loads((path / "manifest.json").read_text())["data"] / "task.faiss"
-    inode = index_file.stat().st_ino
+    first = path / json.loads((path / "manifest.json").read_text())["data"]
+    inodes = {p.name: p.stat().st_ino for p in first.iterdir()}
+    hash_before = bank.content_hash
     entry = next(bank.entries())
     bank.set_stats(entry.id, uses=1, successes=1, last_used=None)
     bank.save()
-    data = json.loads((path / "manifest.json").read_text())["data"]
-    assert (path / data / "task.faiss").stat().st_ino == inode
+    data = path / json.loads((path / "manifest.json").read_text())["data"]
+    assert {p.name: p.stat().st_ino for p in data.iterdir() if p.name != "counters.json"} == inodes  # all linked
+    assert json.loads((data / "counters.json").read_text())["stats"][entry.id]["uses"] == 1
+    reopened = Bank.open(path, verify=True)
+    assert reopened.get(entry.id).stats.uses == 1 and reopened.content_hash == bank.content_hash != hash_before
+    entry_ids = [e.id for e in reopened.entries()]
+    reopened.delete(entry_ids[-1:])  # a structural save folds the counters back into entries.jsonl
+    reopened.save()
+    data = path / json.loads((path / "manifest.json").read_text())["data"]
+    assert not (data / "counters.json").exists()
     assert Bank.open(path).get(entry.id).stats.uses == 1
-    assert sorted(p.name for p in path.iterdir() if p.name.startswith("data-")) == [data]
+    for _ in range(4):
+        reopened.save()
+    assert len([p for p in path.iterdir() if p.name.startswith("data-")]) == 3  # the live one and two before
 
 
 @pytest.mark.parametrize("hnsw_min_size", [10_000, 5])

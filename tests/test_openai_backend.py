@@ -1,16 +1,21 @@
 """The ``openai`` backend over real HTTP on loopback: against ``expbank serve-model``'s app with the tiny-random
-model behind it, and against a scripted server for the error paths (429, 500, timeouts, malformed bodies)."""
+model behind it, and against a scripted server for the error paths (429, 5xx, 4xx, timeouts, malformed bodies).
+The retries are the ``openai`` client's own, so these tests keep ``max_retries`` small and let the server's
+``retry-after-ms`` / ``Retry-After`` set short waits where the client's backoff (0.5 s, then 1 s) would be slow."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
+import json
+import re
 import time
 
 import httpx
 import pytest
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from loopback import serving
 
 from expbank.training.actors.openai_compat import BackendRequestError, OpenAICompatBackend
@@ -121,12 +126,16 @@ class Script:
             body = await request.json()
             self.times.append(time.monotonic())
             step = self.steps.pop(0) if self.steps else None
+            if callable(step):  # a hand-made response
+                return step()
             if isinstance(step, (int, float)) and not isinstance(step, bool):  # sleep past the client's timeout
                 await asyncio.sleep(step)
             elif isinstance(step, tuple):  # (status, headers)
                 return JSONResponse({"error": {"message": "scripted"}}, status_code=step[0], headers=step[1])
             elif isinstance(step, str):
                 return PlainTextResponse(step)
+            elif isinstance(step, bytes):  # a JSON content type over a body that is not JSON
+                return Response(step, media_type="application/json")
             elif isinstance(step, dict):
                 return JSONResponse(step)
             self.in_flight += 1
@@ -146,48 +155,60 @@ def scripted():
 
 
 def _backend(url: str, **options) -> OpenAICompatBackend:
-    return OpenAICompatBackend("scripted", base_url=url, backoff=0.05, **options)
+    return OpenAICompatBackend("scripted", base_url=url, **options)
 
 
-def test_429_waits_for_retry_after(scripted):
+def test_retry_after_is_honoured(scripted):
     script, url = scripted
-    script.steps = [(429, {"Retry-After": "1"})]
+    script.steps = [(429, {"retry-after-ms": "200"}), (429, {"Retry-After": "0.2"})]
     backend = _backend(url, max_retries=2)
     assert backend.generate([CONVERSATION]) == ["go"]
-    assert len(script.times) == 2 and script.times[1] - script.times[0] >= 0.95
-    assert backend.usage.calls == 1 and backend.served_model == "scripted-1"
+    gaps = [later - earlier for earlier, later in itertools.pairwise(script.times)]
+    # the client's own backoff would wait at least 0.375 s before the first retry, 0.75 s before the second
+    assert len(gaps) == 2 and all(0.19 <= gap < 0.37 for gap in gaps), gaps
+    assert backend.usage.calls == 1 and backend.retries == 2 and backend.served_model == "scripted-1"
 
 
-def test_500_then_success(scripted):
+def test_5xx_retried_then_success(scripted):
     script, url = scripted
-    script.steps = [(500, {}), (503, {})]
-    assert _backend(url, max_retries=2).generate([CONVERSATION]) == ["go"]
-    assert len(script.times) == 3
+    script.steps = [(500, {}), (503, {"retry-after-ms": "10"})]  # the client's backoff (~0.5 s), then the hint
+    backend = _backend(url, max_retries=2)
+    assert backend.generate([CONVERSATION]) == ["go"]
+    assert len(script.times) == 3 and backend.retries == 2 and backend.usage.calls == 1
 
 
 def test_timeout_finally_raises(scripted):
     script, url = scripted
     script.steps = [2.0, 2.0]
     start = time.monotonic()
-    with pytest.raises(BackendRequestError, match="failed after 2 attempts.*Timeout"):
+    with pytest.raises(BackendRequestError, match="failed after 2 attempts: APITimeoutError"):
         _backend(url, max_retries=1, timeout=0.3).generate([CONVERSATION])
     assert len(script.times) == 2 and time.monotonic() - start < 1.8
 
 
-def test_malformed_bodies_finally_raise(scripted):
+def test_malformed_bodies_fail_at_once(scripted):
     script, url = scripted
-    script.steps = [{"id": "x"}, _completion(None), "not json"]
-    with pytest.raises(BackendRequestError, match="failed after 3 attempts.*MalformedResponse"):
-        _backend(url, max_retries=2).generate([CONVERSATION])
-    assert len(script.times) == 3
+    script.steps = [{"id": "x"}, _completion(None), "not json", b'{"choices": [']
+    backend = _backend(url, max_retries=3)
+    expected = ["""no choices: HTTP 200, application/json, body b'{"id":"x"}'""",
+                """no message content: HTTP 200, application/json, body b'{"id":"x",""",
+                "no choices: HTTP 200, text/plain; charset=utf-8, body b'not json'",
+                """no choices: HTTP 200, application/json, body b'{"choices": ['"""]
+    for message in expected:
+        with pytest.raises(BackendRequestError, match=re.escape(message)) as failure:
+            backend.generate([CONVERSATION])
+        assert "\n" not in str(failure.value)  # one line, for the episode's error field
+    assert len(script.times) == 4 and backend.retries == 0 and backend.usage.calls == 0
 
 
 def test_client_errors_fail_at_once(scripted):
     script, url = scripted
-    script.steps = [(401, {})]
-    with pytest.raises(BackendRequestError, match="HTTP 401"):
-        _backend(url, max_retries=3).generate([CONVERSATION])
-    assert len(script.times) == 1
+    script.steps = [(401, {}), (400, {}), (429, {"Retry-After": "300"})]  # past the client's two-minute cap
+    backend = _backend(url, max_retries=3)
+    for name in ("AuthenticationError", "BadRequestError", "RateLimitError"):
+        with pytest.raises(BackendRequestError, match=f"after 1 attempt: {name}: Error code: "):
+            backend.generate([CONVERSATION])
+    assert len(script.times) == 3 and backend.retries == 0
 
 
 def test_concurrency_is_bounded_and_order_kept(scripted):
@@ -198,13 +219,19 @@ def test_concurrency_is_bounded_and_order_kept(scripted):
     assert replies == [f"turn {i}" for i in range(6)] and script.peak == 2
 
 
-def test_one_failed_conversation_fails_the_call_after_the_others_finish(scripted, tmp_path):
+def test_exhausted_retries_fail_the_call_after_the_others_finish(scripted, tmp_path):
     script, url = scripted
-    script.steps = [(400, {})]
-    backend = _backend(url, concurrency=1, cache_dir=tmp_path)
-    with pytest.raises(BackendRequestError, match="1 of 2 requests failed"):
-        backend.generate([CONVERSATION, [{"role": "user", "content": "look"}]])
-    assert backend.usage.calls == 1 and len(list(tmp_path.glob("*.json"))) == 1  # the success is cached
+    script.steps = [(503, {"retry-after-ms": "10"})] * 2
+    backend = _backend(url, concurrency=1, max_retries=1, cache_dir=tmp_path)
+    conversations = [CONVERSATION, [{"role": "user", "content": "look"}]]
+    with pytest.raises(BackendRequestError, match="1 of 2 requests failed.*after 2 attempts: InternalServerError"):
+        backend.generate(conversations)
+    assert backend.usage.calls == 1 and backend.retries == 1
+    assert len(list(tmp_path.glob("*.json"))) == 1  # the success is cached
+    served = len(script.times)
+    assert backend.generate(conversations) == ["go", "look"]
+    assert len(script.times) == served + 1 and backend.cache_hits == 1  # the cached reply cost nothing
+    assert backend.usage.calls == 2 and backend.last_usage[1] == backend.last_usage[0]  # as when it was paid
 
 
 @pytest.mark.parametrize(("content", "finish", "extra", "expected"), [
@@ -218,3 +245,57 @@ def test_stripped_stop_string_is_restored(scripted, content, finish, extra, expe
     script, url = scripted
     script.steps = [_completion(content, finish, **extra)]
     assert _backend(url).generate([CONVERSATION], stop=["</action>"]) == [expected]
+
+
+def _trickle(seconds_per_byte: float) -> Response:
+    """A 200 whose JSON body arrives one byte at a time: each read is quick, the reply never ends in time."""
+    from fastapi.responses import StreamingResponse
+
+    async def body():
+        for byte in json.dumps(_completion("go")).encode():
+            await asyncio.sleep(seconds_per_byte)
+            yield bytes([byte])
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+def test_a_trickling_server_hits_the_deadline(scripted):
+    script, url = scripted
+    script.steps = [lambda: _trickle(0.05)]  # ~250 bytes: 12 s in all, 0.05 s per read
+    backend = _backend(url, max_retries=2, timeout=1.0, deadline=1.5)
+    start = time.monotonic()
+    with pytest.raises(BackendRequestError, match=r"no complete reply within actor.deadline_s=1.5 s "
+                                                  r"\(\d+ bytes received\), after 1 attempt$") as failure:
+        backend.generate([CONVERSATION])
+    took = time.monotonic() - start
+    assert 1.5 <= took < 4 and len(script.times) == 1, took  # about 1.5 s where the body takes 12 s; no retry
+    assert "\n" not in str(failure.value)
+
+
+def test_a_silent_server_is_cut_at_the_deadline_across_retries(scripted):
+    script, url = scripted
+    script.steps = [5.0, 5.0, 5.0]  # per read, each attempt would wait its full 4 s timeout
+    start = time.monotonic()
+    with pytest.raises(BackendRequestError, match="no complete reply within actor.deadline_s"):
+        _backend(url, max_retries=2, timeout=4.0, deadline=1.0).generate([CONVERSATION])
+    assert time.monotonic() - start < 2.5  # the first attempt's read is cut to the second left
+
+
+def test_the_reply_cap_holds(scripted):
+    script, url = scripted
+    script.steps = [_completion("x" * 20_000_000), _completion("y" * 200_000)]  # a runaway reply of 20 MB
+    backend = _backend(url, max_retries=2, max_reply_chars=100_000)
+    with pytest.raises(BackendRequestError, match=r"reply body over 1265536 bytes, the cap for actor.max_reply_chars=100000, after 1 attempt"):
+        backend.generate([CONVERSATION])
+    assert backend.generate([CONVERSATION]) == ["y" * 100_000]  # under the byte cap: kept, cut to the cap
+    assert len(script.times) == 2 and backend.retries == 0
+
+
+def test_make_backend_passes_the_actor_limits():
+    from expbank.training.actors.backends import make_backend
+
+    backend = make_backend("openai", "m", base_url="http://127.0.0.1:9/v1", timeout_s=7.0, deadline_s=9.0,
+                           max_reply_chars=50)
+    assert (backend.deadline, backend.max_reply_chars, backend._client.timeout) == (9.0, 50, 7.0)
+    default = make_backend("openai", "m", base_url="http://127.0.0.1:9/v1")
+    assert (default.deadline, default.max_reply_chars) == (300.0, 32_000)

@@ -9,10 +9,12 @@ import pytest
 from expbank.trajectory import (
     EpisodeWriter,
     TrajectoryFormatError,
+    drop_episodes,
     episode_features,
     make_episode_id,
     read_episode_ids,
     read_episodes,
+    write_episodes,
 )
 
 
@@ -111,3 +113,43 @@ def test_datasets_loads_a_large_file_whose_nullable_fields_turn_non_null_late(tm
     assert last["steps"][0]["output"] == "<action>go to fridge 1</action>"
     assert last["steps"][0]["reconstruction"] == "Open the fridge first."
     assert dataset[0]["error"] is None
+
+
+def test_only_a_torn_last_line_is_skipped_and_with_a_warning(tmp_path, caplog):
+    path = tmp_path / "t.jsonl"
+    complete = json.dumps(record(0)) + "\n"
+    path.write_text(complete + json.dumps(record(1))[:40])
+    with caplog.at_level("WARNING", logger="expbank.trajectory"):
+        assert [e.task_id for e in read_episodes(path)] == ["task/0"]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"warning: {path}:2: skipped a torn last line (an interrupted write)"]
+    path.write_text(json.dumps(record(1))[:40] + "\n" + complete)  # the same bytes inside the file: an error
+    with pytest.raises(TrajectoryFormatError, match=r"t.jsonl:1: "):
+        read_episode_ids(path)
+    path.write_text(complete + json.dumps(record(1)))  # a valid last record without its newline is kept
+    assert len(read_episode_ids(path)) == 2
+    with EpisodeWriter(path) as writer:
+        writer.write(record(2))
+    assert [e.task_id for e in read_episodes(path)] == ["task/0", "task/1", "task/2"]
+
+
+def test_resume_ids_are_validated_and_can_leave_out_errored_episodes(tmp_path):
+    path = tmp_path / "t.jsonl"
+    incomplete = record(1)
+    incomplete.pop("num_steps")
+    path.write_text(json.dumps(record(0)) + "\n" + json.dumps(incomplete) + "\n")
+    with pytest.raises(TrajectoryFormatError, match=r"t.jsonl:2: .*'num_steps'"):
+        read_episode_ids(path)  # a record with a missing field is never counted as done
+    failed, replayed = record(1, error="backend error: HTTP 503"), record(2, error="backend error")
+    write_episodes(path.with_name("u.jsonl"), [record(0), failed, replayed, {**replayed, "error": None}])
+    ids = read_episode_ids(path.with_name("u.jsonl"), include_errored=False)
+    assert ids == {record(0)["episode_id"], replayed["episode_id"]}  # the latest record of an id counts
+    assert len(read_episode_ids(path.with_name("u.jsonl"))) == 3
+
+
+def test_drop_episodes_rewrites_without_them(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write_episodes(path, [record(i) for i in range(3)])
+    drop_episodes(path, {record(1)["episode_id"]})
+    assert [e.task_id for e in read_episodes(path)] == ["task/0", "task/2"]
+    assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"]

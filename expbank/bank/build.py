@@ -39,16 +39,24 @@ class BuildReport:
 
 
 def build(bank: Bank, paths: Iterable[str | Path], summariser, batch_episodes: int = 64) -> BuildReport:
-    """Summarise every new episode of ``paths`` and add the entries in batches (one embedding call each)."""
+    """Summarise every new episode of ``paths`` and add the entries in batches (one embedding call each).
+
+    Every path is checked before any work; a file without a single episode is an error (an empty bank
+    built from it would look like success). Nothing is saved here, so a bad line leaves the bank as it was.
+    """
     from tqdm import tqdm
 
+    paths = [Path(path) for path in paths]
+    for path in paths:
+        if not path.is_file():
+            raise UserError(f"{path}: no such trajectory file" if not path.exists() else f"{path}: not a file")
     report = BuildReport()
     pending: list[Entry] = []
     for path in paths:
-        if not Path(path).exists():
-            raise UserError(f"{path}: no such trajectory file")
         done_here: list[str] = []
-        for episode in tqdm(read_episodes(path), desc=f"summarise {Path(path).name}", unit="ep", leave=False):
+        read = 0
+        for episode in tqdm(read_episodes(path), desc=f"summarise {path.name}", unit="ep", leave=False):
+            read += 1
             if episode.episode_id in bank.episodes or episode.episode_id in done_here:
                 report.skipped += 1
                 continue
@@ -60,6 +68,8 @@ def build(bank: Bank, paths: Iterable[str | Path], summariser, batch_episodes: i
             if len(done_here) % batch_episodes == 0:
                 report.absorb(bank.add(pending))
                 pending = []
+        if not read:
+            raise UserError(f"{path}: no episodes in the file; give a trajectory file with at least one record")
         report.absorb(bank.add(pending))
         pending = []
         bank.episodes.update(done_here)

@@ -1,28 +1,43 @@
 """HTTP service for frozen actors (FastAPI): retrieval, optional feedback, stats; OpenAPI at ``/docs``.
 
 * Read-only unless started ``--writable``: only then does ``POST /feedback`` exist, so an evaluation
-  server can never change utility counters.
-* With a token, every request needs ``Authorization: Bearer <token>`` (or ``X-API-Key``); compared in
-  constant time.
+  server can never change utility counters. A writable service needs a token.
+* With a token, every route (``/docs`` and ``/openapi.json`` too) needs ``Authorization: Bearer <token>``
+  (or ``X-API-Key: <token>``), read by FastAPI's security dependencies (so the OpenAPI schema declares
+  them) and compared in constant time; anything else is a 401.
+* The ``Host`` header must name one of ``allowed_hosts`` (loopback names by default), else 400: a web page
+  that rebinds its own DNS name to 127.0.0.1 cannot reach the service from a browser.
 * Request bodies over ``max_body_bytes`` are refused with 413 before they are read into memory.
-* Feedback is saved atomically after each call, under a lock (one writer).
+* ``POST /feedback`` credits one finished episode once: the bank records the credited episode ids and a
+  repeat changes nothing. Only trusted entries are credited, and the save writes only the counters
+  (docs/design.md §4), under a lock (one writer).
+* A save of the bank by another process (a CLI command) is picked up at the next request: the service
+  reopens the bank before using it, so it serves the new content and its own saves build on it.
 """
 
 from __future__ import annotations
 
-import hmac
+import secrets
 import threading
-from typing import Literal
+from collections.abc import Iterable
+from typing import Annotated, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from expbank.bank.curation import credit
 from expbank.bank.retrieval import format_experience, search
 from expbank.bank.store import Bank
+from expbank.errors import UserError
 
 MAX_BODY_BYTES = 64 * 1024
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# where a client may put the token; either may be absent (auto_error=False), check_token decides
+BEARER = HTTPBearer(auto_error=False)
+API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False)
 
 
 class RetrieveRequest(BaseModel):
@@ -51,15 +66,44 @@ class RetrieveResponse(BaseModel):
 class FeedbackRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    episode_id: str = Field(min_length=1, max_length=512, description="credited once; a repeat is ignored")
     entry_ids: list[str] = Field(max_length=100)
     success: bool
 
 
+class FeedbackResponse(BaseModel):
+    credited: int
+    unknown: int  # ids the bank does not hold (pruned meanwhile, or never there)
+    quarantined: int  # held but not trusted: never credited
+    repeat: bool  # the episode was credited before; nothing changed
+
+
+def host_name(header: str) -> str:
+    """The host part of a ``Host`` header (``name``, ``name:port``, ``[v6]`` or ``[v6]:port``), lower-cased."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
 def create_app(bank: Bank, token: str | None = None, writable: bool = False,
-               max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
-    app = FastAPI(title="expbank experience bank", version="1",
+               max_body_bytes: int = MAX_BODY_BYTES, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS) -> FastAPI:
+    """The service over ``bank``; ``allowed_hosts`` may hold ``*`` to accept any ``Host`` header."""
+    if writable and not token:
+        raise UserError("a writable service needs a token, since POST /feedback changes the bank: "
+                        "pass --token TOKEN or set $EXPBANK_TOKEN")
+    hosts = {host_name(host) for host in allowed_hosts}
+    app = FastAPI(title="expbank experience bank", version="1", docs_url=None, redoc_url=None, openapi_url=None,
                   description="Retrieve experience for a frozen actor (docs/design.md §4–5).")
     lock = threading.Lock()
+    state = {"bank": bank}  # replaced when another process saves the bank (see current)
+
+    def current() -> Bank:
+        """The bank as saved now, reopened if another process saved it since; call under the lock."""
+        loaded = state["bank"]
+        if loaded.saved_elsewhere():
+            state["bank"] = Bank.open(loaded.path, writable=loaded.writable)  # the embedder is cached
+        return state["bank"]
 
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
@@ -75,35 +119,66 @@ def create_app(bank: Bank, token: str | None = None, writable: bool = False,
             request._body = body
         return await call_next(request)
 
-    def check_token(request: Request) -> None:
-        if token is None:
-            return
-        given = request.headers.get("x-api-key") or ""
-        auth = request.headers.get("authorization") or ""
-        if auth.lower().startswith("bearer "):
-            given = auth[7:].strip()
-        if not hmac.compare_digest(given.encode(), token.encode()):
+    @app.middleware("http")  # added last, so it runs first
+    async def check_host(request: Request, call_next):
+        if "*" not in hosts and host_name(request.headers.get("host", "")) not in hosts:
+            return JSONResponse({"detail": "unknown Host header; start the service with --allow-host NAME "
+                                           "to accept requests addressed to NAME"}, status_code=400)
+        return await call_next(request)
+
+    def check_token(bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+                    api_key: Annotated[str | None, Depends(API_KEY)]) -> None:
+        """401 unless the bearer token (or, without one, the ``X-API-Key``) is the service's token."""
+        given = bearer.credentials if bearer is not None else api_key or ""
+        if not secrets.compare_digest(given.encode(), token.encode()):
             raise HTTPException(status_code=401, detail="missing or wrong token",
                                 headers={"WWW-Authenticate": "Bearer"})
 
-    @app.post("/retrieve", response_model=RetrieveResponse, dependencies=[Depends(check_token)])
+    auth = [Depends(check_token)] if token else []
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=auth)
+    def openapi() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False, dependencies=auth)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=app.title)
+
+    @app.post("/retrieve", response_model=RetrieveResponse, dependencies=auth)
     def retrieve(body: RetrieveRequest) -> RetrieveResponse:
         with lock:
-            hits = search(bank, query=body.query, task=body.task, observation=body.observation, k=body.k,
+            hits = search(current(), query=body.query, task=body.task, observation=body.observation, k=body.k,
                           key=body.key, kinds=body.kinds, exclude_task_ids=body.exclude_task_ids)
         return RetrieveResponse(entries=[hit.as_dict() for hit in hits],
                                 experience=format_experience(hit.entry for hit in hits))
 
-    @app.get("/stats", dependencies=[Depends(check_token)])
+    @app.get("/stats", dependencies=auth)
     def stats() -> dict:
-        return {**bank.stats(), "content_hash": bank.content_hash, "writable": writable}
+        """The ``bank stats`` counts, the content hash, and ``sources``: the (env, split) pairs the entries
+        were made from, for the evaluation's split check (docs/design.md §8)."""
+        with lock:
+            live = current()
+            return {**live.stats(), "content_hash": live.content_hash, "writable": writable,
+                    "sources": sorted(list(pair) for pair in live.source_splits())}
 
     if writable:
-        @app.post("/feedback", dependencies=[Depends(check_token)])
-        def feedback(body: FeedbackRequest) -> dict:
+        @app.post("/feedback", response_model=FeedbackResponse, dependencies=auth)
+        def feedback(body: FeedbackRequest) -> FeedbackResponse:
             with lock:
-                found = credit(bank, body.entry_ids, body.success)
-                bank.save()
-            return {"credited": found, "unknown": len(set(body.entry_ids)) - found}
+                live = current()
+                if body.episode_id in live.credited:
+                    return FeedbackResponse(credited=0, unknown=0, quarantined=0, repeat=True)
+                ids = list(dict.fromkeys(body.entry_ids))
+                held = {i: entry for i in ids if (entry := live.get(i)) is not None}
+                trusted = [i for i, entry in held.items() if entry.provenance.trust == "trusted"]
+                try:
+                    found = credit(live, trusted, body.success)
+                    live.mark_credited(body.episode_id)
+                    live.save()
+                except Exception:  # drop the unsaved credit, so a retry of this request applies it
+                    state["bank"] = Bank.open(live.path, writable=True)
+                    raise
+            return FeedbackResponse(credited=found, unknown=len(ids) - len(held),
+                                    quarantined=len(held) - len(trusted), repeat=False)
 
     return app

@@ -8,11 +8,19 @@ Directory layout (docs/design.md §4)::
                      guidance.npy   guidance vectors, used only for dedup
                      episodes.txt   episode ids already summarised (re-building the same files is a no-op)
                      log.jsonl      prune / delete / pin / trust events with ids and reasons
+                     counters.json  utility counters changed since entries.jsonl was written, and the episode
+                                    ids already credited (only when there are any)
 
 Saving is atomic: a new ``data-*`` directory is written and fsynced, then ``manifest.json`` is replaced with
-``os.replace`` (atomic on POSIX), then stale data directories are removed. A kill at any point leaves a
-manifest naming a complete data directory. Files that did not change (an index after a utility update) are
-hard-linked into the new directory, so counter updates never rewrite an index.
+``os.replace`` (atomic on POSIX). A kill at any point leaves a manifest naming a complete data directory.
+Files that did not change are hard-linked into the new directory, and a save that changed only utility
+counters writes ``counters.json`` and nothing else, so crediting an episode costs the same on a bank of
+any size.
+
+Other processes may be reading while one saves, so a save deletes only data directories beyond the newest
+:data:`KEEP_DATA_DIRS` (never the one it replaced), and :meth:`Bank.open` starts again when the directory its
+manifest named vanished meanwhile. Opening checks every file's size and the hashes of the small files
+(``verify`` hashes the vectors too); a damaged bank is a :class:`BankError` naming the file.
 
 Deletion marks rows as tombstones (HNSW cannot remove vectors); searches skip them, and the indexes are
 rebuilt from the live rows when tombstones pass ``tombstone_fraction`` of the rows.
@@ -21,11 +29,13 @@ rebuilt from the live rows when tombstones pass ``tombstone_fraction`` of the ro
 from __future__ import annotations
 
 import hashlib
+import io
+import itertools
 import json
 import os
 import re
+import secrets
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,17 +45,24 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from expbank.bank.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
-from expbank.bank.entry import Entry, merge_into, now_iso
+from expbank.bank.entry import Entry, Stats, merge_into, now_iso
 from expbank.bank.gate import GateAction, apply_gate
 from expbank.bank.keys import task_key_text
 from expbank.bank.utility import utility
 from expbank.errors import UserError
+from expbank.trajectory import parse_episode_id
 
 FORMAT_VERSION = 1
 DEDUP_CHUNK = 1024  # entries deduplicated against each other at once (a chunk² similarity matrix)
 KEYS = ("task", "situation")
-_DATA = re.compile(r"^data-(\d+)")
 MANIFEST = "manifest.json"
+META_FILES = ("entries.jsonl", "episodes.txt", "log.jsonl")  # small enough to hash on every open
+VECTOR_FILES = ("task.faiss", "situation.faiss", "guidance.npy")
+COUNTERS = "counters.json"
+KEEP_DATA_DIRS = 3  # the live data directory and the two before it stay for readers still opening them
+OPEN_ATTEMPTS = 5  # times Bank.open starts again when a concurrent save removed the directory it was reading
+_DATA = re.compile(r"^data-(\d+)(-[0-9a-z_]+)?$")
+DAMAGED = "the bank is damaged; restore it from a copy or rebuild it"
 
 
 def is_service_url(location: str) -> bool:
@@ -60,30 +77,33 @@ def is_bank(path: str | Path) -> bool:
 
 def content_hash(path: str | Path) -> str | None:
     """The content hash a saved bank's manifest records (what run fingerprints name), or None if not a bank."""
-    try:
-        return json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8")).get("content_hash")
-    except FileNotFoundError:
-        return None
+    return read_manifest(path).content_hash if is_bank(path) else None
 
 
 def copy_bank(source: str | Path, dest: str | Path) -> None:
     """Copy a saved bank (its manifest and the data directory it names) to ``dest``, replacing it: a snapshot.
 
     Files are hard-linked where possible: a bank never rewrites a file in place (every save writes a new data
-    directory), so a link is as safe as a copy and costs nothing.
+    directory), so a link is as safe as a copy and costs nothing. The manifest written is the one read, so
+    a save by another process meanwhile cannot pair it with another data directory.
     """
     source, dest = Path(source), Path(dest)
-    try:
-        manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BankError(f"{source} is not a bank directory (no {MANIFEST})") from None
     staging = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    shutil.copytree(source / manifest["data"], staging / manifest["data"], copy_function=_link_or_copy)
-    shutil.copy2(source / MANIFEST, staging / MANIFEST)
-    shutil.rmtree(dest, ignore_errors=True)
-    staging.rename(dest)
+    for attempt in itertools.count(1):
+        raw = _manifest_bytes(source)
+        manifest = _parse_manifest(source, raw)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        try:
+            shutil.copytree(source / manifest.data, staging / manifest.data, copy_function=_link_or_copy)
+        except (FileNotFoundError, shutil.Error):  # the data directory was replaced while we copied it
+            if attempt == OPEN_ATTEMPTS or read_manifest(source).data == manifest.data:
+                raise BankError(f"{source / manifest.data}: missing or incomplete; {DAMAGED}") from None
+            continue
+        (staging / MANIFEST).write_bytes(raw)
+        shutil.rmtree(dest, ignore_errors=True)
+        staging.rename(dest)
+        return
 
 
 def _link_or_copy(src: str, dst: str) -> None:
@@ -94,7 +114,15 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 
 class BankError(UserError):
-    """A bank directory that cannot be used as asked (wrong format, other embedder, read-only)."""
+    """A bank directory that cannot be used as asked (damaged, wrong format, other embedder, read-only)."""
+
+
+class _DataGone(Exception):
+    """A file of the data directory being opened is missing: damage, or a concurrent save removed it."""
+
+    def __init__(self, file: Path):
+        super().__init__(str(file))
+        self.file = file
 
 
 class BankSettings(BaseModel):
@@ -111,6 +139,72 @@ class BankSettings(BaseModel):
     tombstone_fraction: float = Field(0.2, gt=0.0, lt=1.0)
     gate_action: GateAction = "quarantine"
     utility_weight: float = Field(0.0, ge=0.0)
+
+
+class FileRecord(BaseModel):
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class EmbedderRecord(BaseModel):
+    name: str
+    dim: int = Field(ge=1)
+
+
+class Manifest(BaseModel):
+    """What ``manifest.json`` must hold to be opened (other keys, such as ``counts``, are informative)."""
+
+    format_version: int
+    embedder: EmbedderRecord
+    settings: BankSettings
+    data: str = Field(pattern=_DATA.pattern)  # a folder name, never a path
+    files: dict[Literal[META_FILES + VECTOR_FILES + (COUNTERS,)], FileRecord]
+    content_hash: str | None = None
+
+
+class _Counters(BaseModel):
+    """``counters.json``: stats that changed since ``entries.jsonl`` was written, and credited episode ids."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stats: dict[str, Stats] = Field(default_factory=dict)
+    credited: list[str] = Field(default_factory=list)
+
+
+def read_manifest(path: str | Path) -> Manifest:
+    """The validated manifest of the bank at ``path``; anything else is a one-line :class:`BankError`."""
+    return _parse_manifest(Path(path), _manifest_bytes(Path(path)))
+
+
+def _manifest_bytes(path: Path) -> bytes:
+    if path.exists() and not path.is_dir():
+        raise BankError(f"{path}: a file, not a bank directory")
+    try:
+        return (path / MANIFEST).read_bytes()
+    except FileNotFoundError:
+        raise BankError(f"{path}: not a bank (no {MANIFEST})") from None
+
+
+def _parse_manifest(path: Path, raw: bytes) -> Manifest:
+    where = path / MANIFEST
+    try:
+        record = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BankError(f"{where}: not valid JSON ({err}); {DAMAGED}") from None
+    version = record.get("format_version") if isinstance(record, dict) else None
+    if version != FORMAT_VERSION:
+        raise BankError(f"{path}: bank format version {version!r}; this expbank reads version "
+                        f"{FORMAT_VERSION} (re-build the bank or export/import it)")
+    try:
+        manifest = Manifest.model_validate(record)
+    except ValidationError as err:
+        first = err.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        raise BankError(f"{where}: bad '{key}': {first['msg']}; {DAMAGED}") from None
+    missing = [name for name in META_FILES + VECTOR_FILES if name not in manifest.files]
+    if missing:
+        raise BankError(f"{where}: bad 'files': no '{missing[0]}'; {DAMAGED}")
+    return manifest
 
 
 @dataclass
@@ -136,10 +230,13 @@ class Bank:
         self._index: dict[str, object] = {}
         self._guidance = np.zeros((0, self._dim or 0), dtype=np.float32)
         self.episodes: set[str] = set()
+        self.credited: set[str] = set()  # episode ids whose feedback was applied (the service's idempotency)
         self._log: list[dict] = []
+        self._stats_changed: set[str] = set()  # ids whose stats differ from the saved entries.jsonl
         self._dirty_vectors = True
         self._dirty_meta = True
-        self._files: dict[str, dict] = {}
+        self._files: dict[str, FileRecord] = {}
+        self._content_hash: str | None = None
         self._data_dir: Path | None = None
 
     # ----------------------------------------------------------------- opening
@@ -147,9 +244,16 @@ class Bank:
     def create(cls, path: str | Path | None, settings: BankSettings | None = None,
                embedder: Embedder | None = None, dim: int | None = None) -> Bank:
         """A new empty bank; ``dim`` without ``embedder`` lets callers that bring their own vectors
-        (merge, benchmarks) avoid loading the model."""
-        if path is not None and Path(path).exists() and any(Path(path).iterdir()):
-            raise BankError(f"{path}: exists and is not empty; pass an existing bank or a new directory")
+        (merge, benchmarks) avoid loading the model.
+
+        A directory holding only what a killed first save left (``data-*`` folders, no manifest) counts as
+        empty: the first save here removes those leftovers.
+        """
+        if path is not None and Path(path).exists():
+            if not Path(path).is_dir():
+                raise BankError(f"{path}: a file, not a bank directory")
+            if any(not _DATA.match(p.name) and not p.name.startswith(".manifest-") for p in Path(path).iterdir()):
+                raise BankError(f"{path}: exists and is not empty; pass an existing bank or a new directory")
         return cls(settings or BankSettings(), path, embedder=embedder, dim=dim)
 
     @classmethod
@@ -168,62 +272,86 @@ class Bank:
              verify: bool = False) -> Bank:
         """Load a bank; a foreign format version or embedder is a :class:`BankError`.
 
-        ``verify`` re-hashes every file against the manifest (slow on huge banks; sizes are always checked).
+        Sizes and the hashes of the small files are always checked; ``verify`` hashes the vector files too
+        (slow on huge banks). A save by another process that removes the data directory while it is being
+        read makes the open start again from the new manifest.
         """
         path = Path(path)
-        manifest_path = path / MANIFEST
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BankError(f"{path}: not a bank (no manifest.json)") from None
-        except json.JSONDecodeError as err:
-            raise BankError(f"{manifest_path}: not valid JSON ({err})") from None
-        version = manifest.get("format_version")
-        if version != FORMAT_VERSION:
-            raise BankError(f"{path}: bank format version {version!r}; this expbank reads version "
-                            f"{FORMAT_VERSION} (re-build the bank or export/import it)")
-        try:
-            settings = BankSettings.model_validate(manifest["settings"])
-        except (KeyError, ValidationError) as err:
-            raise BankError(f"{manifest_path}: bad 'settings': {err}") from None
-        stored = manifest["embedder"]
-        if embedder is not None and (embedder.name != stored["name"] or embedder.dim != stored["dim"]):
-            raise BankError(f"{path}: made with embedder '{stored['name']}' ({stored['dim']}-d), "
-                            f"not '{embedder.name}' ({embedder.dim}-d)")
-        bank = cls(settings, path, writable=writable, embedder=embedder)
-        bank._dim = int(stored["dim"])
-        bank._load_data(path / manifest["data"], manifest["files"], verify)
-        return bank
+        for attempt in itertools.count(1):
+            manifest = read_manifest(path)
+            stored = manifest.embedder
+            if embedder is not None and (embedder.name != stored.name or embedder.dim != stored.dim):
+                raise BankError(f"{path}: made with embedder '{stored.name}' ({stored.dim}-d), "
+                                f"not '{embedder.name}' ({embedder.dim}-d)")
+            bank = cls(manifest.settings, path, writable=writable, embedder=embedder)
+            bank._dim = stored.dim
+            try:
+                bank._load_data(path / manifest.data, manifest, verify)
+                return bank
+            except _DataGone as gone:
+                if attempt == OPEN_ATTEMPTS or read_manifest(path).data == manifest.data:
+                    raise BankError(f"{gone.file}: missing, though the manifest names it; {DAMAGED}") from None
 
-    def _load_data(self, data: Path, files: dict[str, dict], verify: bool) -> None:
+    def _load_data(self, data: Path, manifest: Manifest, verify: bool) -> None:
+        """Read and check every file of ``data``; a missing file raises :class:`_DataGone`."""
         import faiss
 
-        for name, meta in files.items():
-            file = data / name
-            if not file.exists() or file.stat().st_size != meta["size"]:
-                raise BankError(f"{file}: missing or not the size the manifest records")
-            if verify and _sha256(file) != meta["sha256"]:
-                raise BankError(f"{file}: content does not match the manifest hash")
-        with (data / "entries.jsonl").open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, start=1):
-                record = json.loads(line)
-                if record is None:
-                    self._rows.append(None)
-                    continue
-                try:
-                    entry = Entry.model_validate(record)
-                except ValidationError as err:
-                    raise BankError(f"{data / 'entries.jsonl'}:{line_no}: {err.errors()[0]['msg']}") from None
-                self._row_of[entry.id] = len(self._rows)
-                self._rows.append(entry)
+        raw = {name: _read_checked(data / name, record, verify or name not in VECTOR_FILES)
+               for name, record in manifest.files.items()}
+        self._rows = [_parse_entry(data / "entries.jsonl", line_no, line)
+                      for line_no, line in enumerate(_lines(data / "entries.jsonl", raw["entries.jsonl"]), start=1)]
+        self._row_of = {entry.id: row for row, entry in enumerate(self._rows) if entry is not None}
         for key in KEYS:
-            self._index[key] = faiss.read_index(str(data / f"{key}.faiss"))
-        self._guidance = np.load(data / "guidance.npy")
-        self.episodes = set((data / "episodes.txt").read_text(encoding="utf-8").split())
-        self._log = [json.loads(line) for line in (data / "log.jsonl").read_text().splitlines() if line]
-        self._files = files
+            file = data / f"{key}.faiss"
+            try:
+                self._index[key] = faiss.deserialize_index(np.frombuffer(raw[f"{key}.faiss"], dtype=np.uint8))
+            except RuntimeError as err:
+                raise BankError(f"{file}: not a readable faiss index ({_first_line(err)}); {DAMAGED}") from None
+        try:
+            self._guidance = np.load(io.BytesIO(raw["guidance.npy"]))
+        except (ValueError, OSError, EOFError) as err:
+            raise BankError(f"{data / 'guidance.npy'}: not a readable array ({err}); {DAMAGED}") from None
+        shapes = {"entries.jsonl": len(self._rows), "guidance.npy": len(self._guidance),
+                  **{f"{key}.faiss": self._index[key].ntotal for key in KEYS}}
+        for name, rows in shapes.items():
+            if rows != len(self._rows):
+                raise BankError(f"{data / name}: {rows} rows, entries.jsonl has {len(self._rows)}; {DAMAGED}")
+        if self._guidance.ndim != 2 or self._guidance.shape[1] != self._dim or \
+                any(self._index[key].d != self._dim for key in KEYS):
+            raise BankError(f"{data}: vectors are not {self._dim}-d as the manifest records; {DAMAGED}")
+        self.episodes = set(_text(data / "episodes.txt", raw["episodes.txt"]).split())
+        self._log = [_parse_json_line(data / "log.jsonl", line_no, line)
+                     for line_no, line in enumerate(_lines(data / "log.jsonl", raw["log.jsonl"]), start=1)
+                     if line.strip()]
+        if COUNTERS in raw:
+            self._apply_counters(data / COUNTERS, raw[COUNTERS])
+        self._files = dict(manifest.files)
+        self._content_hash = manifest.content_hash
         self._data_dir = data
         self._dirty_vectors = self._dirty_meta = False
+
+    def _apply_counters(self, file: Path, raw: bytes) -> None:
+        try:
+            counters = _Counters.model_validate_json(raw)
+        except ValidationError as err:
+            first = err.errors()[0]
+            key = ".".join(str(part) for part in first["loc"])
+            raise BankError(f"{file}: bad '{key}': {first['msg']}; {DAMAGED}") from None
+        for entry_id, stats in counters.stats.items():
+            row = self._row_of.get(entry_id)
+            if row is None:
+                raise BankError(f"{file}: counters of '{entry_id}', which entries.jsonl lacks; {DAMAGED}")
+            self._rows[row] = self._rows[row].model_copy(update={"stats": stats})
+        self._stats_changed = set(counters.stats)
+        self.credited = set(counters.credited)
+
+    def saved_elsewhere(self) -> bool:
+        """Whether another process saved this bank since it was opened or last saved here (then reopen it:
+        this object's next save would overwrite that save)."""
+        if self.path is None or self._data_dir is None:
+            return False
+        live = _live_data(self.path)
+        return live is not None and live != self._data_dir.name
 
     # ----------------------------------------------------------------- reading
     @property
@@ -247,8 +375,18 @@ class Bank:
 
     @property
     def content_hash(self) -> str | None:
-        """sha256 of the saved ``entries.jsonl`` (the manifest's ``content_hash``); None before a save."""
-        return self._files.get("entries.jsonl", {}).get("sha256")
+        """The manifest's ``content_hash`` (see :func:`_content_hash`); None before a save."""
+        return self._content_hash
+
+    def source_splits(self) -> set[tuple[str, str]]:
+        """The (env, split) pairs of the episodes the entries were made from (``?`` where an id names no
+        known split): what the split check of docs/design.md §8 compares with the split being played."""
+        pairs = set()
+        for entry in self.entries(include_quarantined=True):
+            for episode_id in entry.provenance.episodes:
+                parts = parse_episode_id(episode_id)
+                pairs.add((parts.env, parts.split or "?"))
+        return pairs
 
     def __len__(self) -> int:
         return len(self._row_of)
@@ -430,12 +568,18 @@ class Bank:
         return out
 
     def set_stats(self, entry_id: str, uses: int, successes: int, last_used: str | None) -> None:
+        """Set one entry's counters; saved in ``counters.json`` until the next save that rewrites entries."""
         row = self._row_of[entry_id]
         entry = self._rows[row]
         stats = entry.stats.model_copy(update={
             "uses": uses, "successes": successes, "utility": utility(successes, uses), "last_used": last_used})
         self._rows[row] = entry.model_copy(update={"stats": stats})
-        self._dirty_meta = True
+        self._stats_changed.add(entry_id)
+
+    def mark_credited(self, episode_id: str) -> None:
+        """Record that ``episode_id``'s feedback was applied, so a repeat of it can be refused."""
+        self.require_writable("credit")
+        self.credited.add(episode_id)
 
     def update(self, entry_id: str, event: str, reason: str | None = None, **changes) -> Entry:
         """Change non-text fields of one entry (pin, trust) and log it."""
@@ -517,13 +661,12 @@ class Bank:
         self.path.mkdir(parents=True, exist_ok=True)
         self._ensure_indexes()
         previous = self._data_dir
-        seq = int(_DATA.match(previous.name).group(1)) + 1 if previous else 1
-        data = Path(tempfile.mkdtemp(prefix=f"data-{seq:06d}-", dir=self.path))
-        files: dict[str, dict] = {}
-        files.update(self._write_meta(data) if self._dirty_meta or previous is None
-                     else self._link(previous, data, ("entries.jsonl", "episodes.txt", "log.jsonl")))
-        files.update(self._write_vectors(data) if self._dirty_vectors or previous is None
-                     else self._link(previous, data, ("task.faiss", "situation.faiss", "guidance.npy")))
+        data = self._new_data_dir()
+        files = (self._carry(previous, data, META_FILES) if not self._dirty_meta else None) \
+            or self._write_meta(data)
+        files |= (self._carry(previous, data, VECTOR_FILES) if not self._dirty_vectors else None) \
+            or self._write_vectors(data)
+        files |= self._write_counters(data)
         _fsync_dir(data)
         manifest = {
             "format_version": FORMAT_VERSION,
@@ -531,11 +674,12 @@ class Bank:
             "settings": self.settings.model_dump(),
             "index": self.index_kind,
             "counts": {k: v for k, v in self.stats().items() if k not in ("embedder", "index")},
-            "content_hash": files["entries.jsonl"]["sha256"],
+            "content_hash": _content_hash(files),
             "data": data.name,
-            "files": files,
+            "files": {name: record.model_dump() for name, record in files.items()},
             "saved": now_iso(),
         }
+        replaced = _live_data(self.path)
         tmp = self.path / f".manifest-{os.getpid()}.tmp"
         with tmp.open("w", encoding="utf-8") as handle:
             json.dump(manifest, handle, indent=2)
@@ -543,38 +687,86 @@ class Bank:
             os.fsync(handle.fileno())
         os.replace(tmp, self.path / MANIFEST)
         _fsync_dir(self.path)
-        self._files, self._data_dir = files, data
+        self._files, self._content_hash, self._data_dir = files, manifest["content_hash"], data
         self._dirty_vectors = self._dirty_meta = False
-        for stale in self.path.iterdir():
-            if stale != data and (stale.name.startswith("data-") or stale.name.startswith(".manifest-")):
-                shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
+        self._remove_stale(data, replaced)
         return self.path
 
-    def _write_meta(self, data: Path) -> dict[str, dict]:
+    def _new_data_dir(self) -> Path:
+        """A new folder numbered after every existing one; ``mkdir`` applies the umask (``mkdtemp`` would not)."""
+        seq = max((_seq(p.name) for p in self.path.iterdir() if _DATA.match(p.name)), default=0) + 1
+        while True:
+            data = self.path / f"data-{seq:06d}-{secrets.token_hex(4)}"
+            try:
+                data.mkdir()
+                return data
+            except FileExistsError:
+                continue
+
+    def _remove_stale(self, live: Path, replaced: str | None) -> None:
+        """Delete the data folders readers can no longer be opening, and manifest temporaries.
+
+        Kept: the newest :data:`KEEP_DATA_DIRS` and the one this save replaced. Removed besides: folders newer
+        than the replaced one (or any, on a first save), which only a killed save can have left.
+        """
+        folders = sorted((p for p in self.path.iterdir() if _DATA.match(p.name) and p != live),
+                         key=lambda p: (_seq(p.name), p.name), reverse=True)
+        for rank, folder in enumerate(folders, start=1):
+            if folder.name == replaced:
+                continue
+            unfinished = replaced is None or _seq(folder.name) > _seq(replaced)
+            if unfinished or rank >= KEEP_DATA_DIRS:
+                shutil.rmtree(folder, ignore_errors=True)
+        for tmp in self.path.glob(".manifest-*.tmp"):
+            tmp.unlink(missing_ok=True)
+
+    def _write_meta(self, data: Path) -> dict[str, FileRecord]:
+        """Write the entries (with their current counters), the summarised episodes and the log."""
         lines = [("null" if e is None else e.model_dump_json()) for e in self._rows]
         _write(data / "entries.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"))
         _write(data / "episodes.txt", "".join(e + "\n" for e in sorted(self.episodes)).encode("utf-8"))
         _write(data / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self._log).encode("utf-8"))
-        return {name: _describe(data / name) for name in ("entries.jsonl", "episodes.txt", "log.jsonl")}
+        self._stats_changed.clear()
+        return {name: _describe(data / name) for name in META_FILES}
 
-    def _write_vectors(self, data: Path) -> dict[str, dict]:
+    def _write_vectors(self, data: Path) -> dict[str, FileRecord]:
         import faiss
 
         for key in KEYS:
             faiss.write_index(self._index[key], str(data / f"{key}.faiss"))
         with (data / "guidance.npy").open("wb") as handle:
             np.save(handle, self._guidance)
-        names = ("task.faiss", "situation.faiss", "guidance.npy")
-        for name in names:
+        for name in VECTOR_FILES:
             _fsync_file(data / name)
-        return {name: _describe(data / name) for name in names}
+        return {name: _describe(data / name) for name in VECTOR_FILES}
 
-    def _link(self, previous: Path, data: Path, names: tuple[str, ...]) -> dict[str, dict]:
-        for name in names:
-            try:
-                os.link(previous / name, data / name)
-            except OSError:
-                shutil.copy2(previous / name, data / name)
+    def _write_counters(self, data: Path) -> dict[str, FileRecord]:
+        """``counters.json`` when some counters are newer than ``entries.jsonl`` or episodes were credited."""
+        if not self._stats_changed and not self.credited:
+            return {}
+        counters = {"stats": {i: self._rows[self._row_of[i]].stats.model_dump() for i in sorted(self._stats_changed)
+                              if i in self._row_of},
+                    "credited": sorted(self.credited)}
+        _write(data / COUNTERS, json.dumps(counters).encode("utf-8"))
+        return {COUNTERS: _describe(data / COUNTERS)}
+
+    def _carry(self, previous: Path | None, data: Path, names: tuple[str, ...]) -> dict[str, FileRecord] | None:
+        """Hard-link unchanged files from the previous data folder; None when there is none or another
+        process's save removed it (the caller then writes the files afresh)."""
+        if previous is None:
+            return None
+        try:
+            for name in names:
+                try:
+                    os.link(previous / name, data / name)
+                except FileNotFoundError:
+                    raise
+                except OSError:  # a filesystem without hard links
+                    shutil.copy2(previous / name, data / name)
+        except FileNotFoundError:
+            for name in names:  # never write through a link: it would change the previous folder's file
+                (data / name).unlink(missing_ok=True)
+            return None
         return {name: self._files[name] for name in names}
 
 
@@ -610,5 +802,77 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _describe(path: Path) -> dict:
-    return {"size": path.stat().st_size, "sha256": _sha256(path)}
+def _describe(path: Path) -> FileRecord:
+    return FileRecord(size=path.stat().st_size, sha256=_sha256(path))
+
+
+def _content_hash(files: dict[str, FileRecord]) -> str:
+    """sha256 of ``entries.jsonl``, combined with that of ``counters.json`` when there is one, so a counter
+    update changes the hash as it did when counters lived only in the entries."""
+    entries = files["entries.jsonl"].sha256
+    if COUNTERS not in files:
+        return entries
+    return hashlib.sha256(f"{entries}:{files[COUNTERS].sha256}".encode()).hexdigest()
+
+
+def _seq(name: str) -> int:
+    return int(_DATA.match(name).group(1))
+
+
+def _live_data(path: Path) -> str | None:
+    """The data folder the manifest names now, or None when there is no readable manifest."""
+    try:
+        return json.loads((path / MANIFEST).read_bytes()).get("data")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _read_checked(file: Path, record: FileRecord, check_hash: bool) -> bytes:
+    """The bytes of one data file, checked against its manifest record."""
+    try:
+        payload = file.read_bytes()
+    except FileNotFoundError:
+        raise _DataGone(file) from None
+    if len(payload) != record.size:
+        raise BankError(f"{file}: {len(payload)} bytes, the manifest records {record.size}; {DAMAGED}")
+    if check_hash and hashlib.sha256(payload).hexdigest() != record.sha256:
+        raise BankError(f"{file}: content does not match the manifest's sha256; {DAMAGED}")
+    return payload
+
+
+def _text(file: Path, payload: bytes) -> str:
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BankError(f"{file}: not UTF-8 text ({err.reason} at byte {err.start}); {DAMAGED}") from None
+
+
+def _lines(file: Path, payload: bytes) -> list[str]:
+    """Lines split on newlines only (``str.splitlines`` would also split at characters JSON keeps raw)."""
+    lines = _text(file, payload).split("\n")
+    if lines[-1] == "":  # after the last newline, or an empty file
+        lines.pop()
+    return lines
+
+
+def _parse_json_line(file: Path, line_no: int, line: str):
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as err:
+        raise BankError(f"{file}:{line_no}: not JSON ({err.msg}); {DAMAGED}") from None
+
+
+def _parse_entry(file: Path, line_no: int, line: str) -> Entry | None:
+    record = _parse_json_line(file, line_no, line)
+    if record is None:
+        return None
+    try:
+        return Entry.model_validate(record)
+    except ValidationError as err:
+        first = err.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "entry"
+        raise BankError(f"{file}:{line_no}: bad '{key}': {first['msg']}; {DAMAGED}") from None
+
+
+def _first_line(err: Exception) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]

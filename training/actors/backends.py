@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from expbank.chat import UsageCounter
+from expbank.config import ActorConfig
 from expbank.errors import UserError
 from expbank.training.actors.models import load_model, resolve_model_path
 from expbank.training.actors.openai_compat import OpenAICompatBackend
@@ -178,13 +179,24 @@ def require_vllm():
     return vllm
 
 
+def backend_for(actor: ActorConfig, **options: Any):
+    """The backend an ``actor:`` config section describes (its request limits included)."""
+    return make_backend(actor.backend, actor.model, adapter=actor.adapter, base_url=actor.base_url,
+                        api_key_env=actor.api_key_env, timeout_s=actor.timeout_s, deadline_s=actor.deadline_s,
+                        max_reply_chars=actor.max_reply_chars, **options)
+
+
 def make_backend(backend: str, model: str, adapter: str | None = None, base_url: str | None = None,
-                 api_key_env: str = "OPENAI_API_KEY", **options: Any):
-    """The backend named by ``actor.backend``."""
+                 api_key_env: str = "OPENAI_API_KEY", timeout_s: float | None = None,
+                 deadline_s: float | None = None, max_reply_chars: int | None = None, **options: Any):
+    """The backend named by ``actor.backend``; ``timeout_s``, ``deadline_s`` and ``max_reply_chars`` (the
+    ``actor.*`` keys of the same names) bound the ``openai`` backend's requests, None keeping its defaults."""
     if backend == "hf":
         return HFBackend(model, adapter=adapter, **options)
     if backend == "openai":
-        return OpenAICompatBackend(model, base_url=base_url, api_key_env=api_key_env, **options)
+        limits = {"timeout": timeout_s, "deadline": deadline_s, "max_reply_chars": max_reply_chars}
+        return OpenAICompatBackend(model, base_url=base_url, api_key_env=api_key_env,
+                                   **{k: v for k, v in limits.items() if v is not None}, **options)
     if backend == "vllm":
         return VLLMBackend(model, adapter=adapter, **options)
     raise ValueError(f"unknown backend {backend!r}; choose hf, openai or vllm")

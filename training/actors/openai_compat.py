@@ -7,15 +7,29 @@ Usage::
     backend = OpenAICompatBackend("tiny-random", base_url="http://127.0.0.1:8000/v1", cache_dir="runs/x/cache")
     replies = backend.generate(conversations, temperature=0.0, max_new_tokens=128, stop=["</action>"], seed=1)
     backend.usage, backend.last_usage, backend.served_model             # what was paid, per reply, who answered
+    backend.retries                                                     # requests the client had to send again
 
 Behaviour worth knowing:
 
 - **Concurrency**: the conversations of one ``generate`` call are sent by at most ``concurrency`` threads.
-- **Retries** are ours, not the client's (its ``max_retries`` is 0): HTTP 429 waits for ``Retry-After`` (or
-  ``retry-after-ms``; capped at ``MAX_RETRY_AFTER`` seconds), while 408/409/5xx, timeouts, connection errors and
-  malformed bodies (no choices, no content) back off exponentially with jitter. Other 4xx fail at once. A request
-  still failing after ``max_retries`` retries raises ``BackendRequestError``; ``generate`` lets every other
-  conversation finish (and reach the cache) before raising, and the rollout records the error on the episode.
+- **Retries** are the ``openai`` client's own (``max_retries`` is passed to it): 408, 409, 429, 5xx, timeouts and
+  connection errors are retried with exponential backoff (0.5 s doubling to 8 s, with jitter), or after the
+  server's ``retry-after-ms`` / ``Retry-After`` when that is at most two minutes; a longer ``Retry-After`` fails
+  at once, as do other 4xx. ``retries`` counts every request sent again (read from the ``x-stainless-retry-count``
+  header the client puts on each attempt), whether it then succeeded or not.
+- **Limits**: ``timeout`` bounds connecting and each read; ``deadline`` bounds one request as a whole, its
+  retries included, so a server that trickles its reply byte by byte cannot hold a rollout. Every attempt's
+  timeouts are cut to the time left, the body is read under the deadline, and an attempt that would start
+  after it fails at once (so a retry's wait, the backoff or a ``Retry-After``, can overrun it by that wait;
+  a server trickling its headers is bounded per read only). The body is capped at
+  ``12 * max_reply_chars + 64 KiB`` bytes (room for JSON escapes) and the reply text cut to
+  ``max_reply_chars``, so a runaway server cannot fill the trajectory file. A limit fails the request
+  without a retry, with one line naming it.
+- **Failures**: a request that fails for good raises ``BackendRequestError`` naming the attempts and the last
+  error; ``generate`` lets every other conversation finish (and reach the cache) before raising, and the rollout
+  records the error on the episode. A 200 reply without a usable choice (no choices, no content, not JSON) is
+  not retried — the client never retries a 200, and a server that answers garbage tends to keep doing so — but
+  fails at once with its status, content type and first bytes.
 - **Stop strings**: servers strip the stop string from the reply, while the policy protocol (and the ``hf`` and
   ``vllm`` backends) keep it, e.g. the closing ``</action>``. When ``finish_reason`` is ``"stop"`` the string is
   appended back if the reply was cut by it: the server's ``stop_reason`` says so where it gives one (vLLM and
@@ -29,33 +43,50 @@ Behaviour worth knowing:
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import os
-import random
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+import httpx
 
 from expbank.chat import UsageCounter
 
-MAX_RETRY_AFTER = 60.0  # seconds; a longer Retry-After is cut to this (the request is retried regardless)
-MAX_BACKOFF = 30.0
-RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx
-
 
 class BackendRequestError(RuntimeError):
-    """A chat request that failed for good (non-retryable status, or retries exhausted)."""
+    """A chat request that failed for good (non-retryable status, retries exhausted, or an unusable reply)."""
 
 
-class MalformedResponse(ValueError):
-    """A 200 reply without a usable choice; retried like a server error."""
+class _BoundedBody(httpx.SyncByteStream):
+    """A reply body read under the request's deadline and a byte cap; ``refuse`` raises when one is passed."""
 
+    def __init__(self, inner: httpx.SyncByteStream, deadline: float, max_bytes: int,
+                 refuse: Callable[[str, int], NoReturn]):
+        self._inner, self._deadline, self._max_bytes, self._refuse = inner, deadline, max_bytes, refuse
 
+    def __iter__(self) -> Iterator[bytes]:
+        received = 0
+        try:
+            for chunk in self._inner:
+                received += len(chunk)
+                if received > self._max_bytes:
+                    self._refuse("size", received)
+                if time.monotonic() > self._deadline:
+                    self._refuse("deadline", received)
+                yield chunk
+        except httpx.TimeoutException:  # a read cut short by the time left
+            if time.monotonic() <= self._deadline:
+                raise
+            self._refuse("deadline", received)
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 @dataclass
@@ -71,21 +102,28 @@ class OpenAICompatBackend:
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 4, timeout: float = 60.0, max_retries: int = 5,
-                 cache_dir: str | os.PathLike | None = None, backoff: float = 1.0):
-        from openai import OpenAI
+                 cache_dir: str | os.PathLike | None = None, deadline: float = 300.0, max_reply_chars: int = 32_000):
+        from openai import DefaultHttpxClient, OpenAI
 
         self.name = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         self.concurrency = max(1, concurrency)
         self.max_retries = max(0, max_retries)
-        self.backoff = backoff
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.deadline = deadline
+        self.max_reply_chars = max_reply_chars
+        self.max_body_bytes = 12 * max_reply_chars + 65_536
+        # the request this thread is sending: its retry count, its deadline, and the limit that ended it
+        self._attempt = threading.local()
         # local servers take any key; a hosted API without one answers 401, which fails at once
+        hooks = {"request": [self._on_send], "response": [self._on_response]}
         self._client = OpenAI(base_url=self.base_url, api_key=os.environ.get(api_key_env) or "unused",
-                              timeout=timeout, max_retries=0)
+                              timeout=timeout, max_retries=self.max_retries,
+                              http_client=DefaultHttpxClient(event_hooks=hooks))
         self._lock = threading.Lock()
         self.usage = UsageCounter()  # paid requests only
         self.cache_hits = 0
+        self.retries = 0  # requests sent again, over all calls (failed ones included)
         self.last_usage: list[UsageCounter] = []  # per conversation of the last generate call (cached ones too)
         self.served_model: str | None = None  # the model string of the last reply
 
@@ -113,7 +151,7 @@ class OpenAICompatBackend:
             with self._lock:
                 self.cache_hits += 1
             return _Reply(**json.loads(path.read_text()))
-        reply = self._request_with_retries(conversation, sampling)
+        reply = self._request(conversation, sampling)
         with self._lock:
             self.usage.prompt_tokens += reply.prompt_tokens
             self.usage.completion_tokens += reply.completion_tokens
@@ -131,46 +169,76 @@ class OpenAICompatBackend:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         return self.cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
-    def _request_with_retries(self, conversation: list[dict], sampling: dict) -> _Reply:
+    def _request(self, conversation: list[dict], sampling: dict) -> _Reply:
+        """One request, retried by the client; every way it can fail becomes a ``BackendRequestError``."""
         import openai
 
-        for attempt in range(self.max_retries + 1):
-            try:
-                return self._request(conversation, sampling)
-            except openai.APIStatusError as err:
-                status = err.status_code
-                if status not in RETRYABLE_STATUS and status < 500:
-                    raise BackendRequestError(f"{self._where()}: HTTP {status}: {err.message}") from err
-                wait = _retry_after(err.response.headers) if status == 429 else None
-                last: Exception = err
-            except (openai.APIConnectionError, MalformedResponse) as err:  # timeouts are connection errors
-                wait, last = None, err
-            if attempt == self.max_retries:
-                break
-            if wait is None:
-                wait = min(MAX_BACKOFF, self.backoff * 2 ** attempt) * random.uniform(0.5, 1.0)
-            time.sleep(wait)
-        raise BackendRequestError(f"{self._where()}: failed after {self.max_retries + 1} attempts: "
-                                  f"{type(last).__name__}: {last}") from last
-
-    def _request(self, conversation: list[dict], sampling: dict) -> _Reply:
         args = {k: v for k, v in sampling.items() if v is not None}
-        response = self._client.chat.completions.create(model=self.name, messages=conversation, **args)
+        self._attempt.retries = 0
+        self._attempt.deadline = time.monotonic() + self.deadline
+        self._attempt.limit = None
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(model=self.name, messages=conversation,
+                                                                         **args)
+        except openai.APIError as err:  # status errors, timeouts, connection errors and our limits
+            attempts = f"{self._attempt.retries + 1} attempt" + ("s" if self._attempt.retries else "")
+            if self._attempt.limit:
+                raise BackendRequestError(f"{self._where()}: {self._attempt.limit}, after {attempts}") from err
+            raise BackendRequestError(f"{self._where()}: failed after {attempts}: {type(err).__name__}: {err}") from err
+        finally:
+            with self._lock:
+                self.retries += self._attempt.retries
+        try:
+            response = raw.parse()  # a non-JSON body parses to its text
+        except ValueError:  # a JSON content type over a body that is not JSON
+            response = None
         choices = getattr(response, "choices", None)
-        if not isinstance(choices, list) or not choices:
-            raise MalformedResponse(f"no choices in the reply: {str(response)[:200]}")
-        choice = choices[0]
+        choice = choices[0] if isinstance(choices, list) and choices else None
         content = getattr(getattr(choice, "message", None), "content", None)
         if not isinstance(content, str):
-            raise MalformedResponse(f"no message content in the reply: {str(response)[:200]}")
+            missing = "no choices" if choice is None else "no message content"
+            raise BackendRequestError(f"{self._where()}: unusable reply, {missing}: {_describe(raw.http_response)}")
         usage = getattr(response, "usage", None)
-        return _Reply(text=_restore_stop(content, choice, sampling["stop"] or []),
-                      prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+        text = _restore_stop(content, choice, sampling["stop"] or [])[: self.max_reply_chars]
+        return _Reply(text=text, prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                       completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
                       model=getattr(response, "model", None) or self.name)
 
+    def _on_send(self, request: httpx.Request) -> None:
+        """httpx request hook, run in the sending thread before each attempt: read the attempt's number (the
+        client puts it in a header), refuse to start past the deadline, cut its timeouts to the time left."""
+        self._attempt.retries = int(request.headers.get("x-stainless-retry-count", 0))
+        left = self._attempt.deadline - time.monotonic()
+        if left <= 0:
+            self._refuse(request, "deadline", 0)
+        timeouts = request.extensions.get("timeout", {})
+        request.extensions["timeout"] = {k: left if v is None else min(v, left) for k, v in timeouts.items()}
+
+    def _on_response(self, response: httpx.Response) -> None:
+        """httpx response hook, run once the headers are in: the body is then read under the limits."""
+        request = response.request
+        response.stream = _BoundedBody(response.stream, self._attempt.deadline, self.max_body_bytes,
+                                       lambda limit, received: self._refuse(request, limit, received))
+
+    def _refuse(self, request: httpx.Request, limit: str, received: int) -> NoReturn:
+        """End the request for a ``deadline`` or ``size`` limit, ``received`` bytes into the body: the client
+        re-raises an ``OpenAIError`` as it is, without a retry, and ``_request`` reports the limit."""
+        import openai
+
+        self._attempt.limit = (
+            f"no complete reply within actor.deadline_s={self.deadline:g} s ({received} bytes received)"
+            if limit == "deadline" else
+            f"reply body over {self.max_body_bytes} bytes, the cap for actor.max_reply_chars={self.max_reply_chars}")
+        raise openai.APITimeoutError(request=request)
+
     def _where(self) -> str:
         return f"openai backend ({self.name} at {self.base_url or 'the default endpoint'})"
+
+
+def _describe(response: httpx.Response) -> str:
+    """Status, content type and the first bytes of a reply, on one line."""
+    content_type = response.headers.get("content-type", "no content type")
+    return f"HTTP {response.status_code}, {content_type}, body {response.content[:120]!r}"
 
 
 def _restore_stop(text: str, choice: Any, stop: list[str]) -> str:
@@ -187,20 +255,3 @@ def _restore_stop(text: str, choice: Any, stop: list[str]) -> str:
             if text.rfind(opening) > text.rfind(string):
                 return text + string
     return text
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), capped."""
-    try:
-        if headers.get("retry-after-ms"):
-            return min(MAX_RETRY_AFTER, float(headers["retry-after-ms"]) / 1000)
-        value = headers.get("retry-after")
-        if not value:
-            return None
-        try:
-            seconds = float(value)
-        except ValueError:
-            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
-        return min(MAX_RETRY_AFTER, max(0.0, seconds))
-    except (TypeError, ValueError):
-        return None

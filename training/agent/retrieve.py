@@ -3,19 +3,27 @@
 The bank is a directory (opened read-only: evaluation never changes utility counters) or the URL of an
 ``expbank serve`` service. ``source`` is the source-observation counterfactual: show each entry's real
 source observation (``matched``), none, or another entry's (``random``).
+
+A service is asked for ``/stats`` when the memory is opened, so a wrong URL or token fails before a run
+starts, and the split check and the fingerprint get the same answers as for a directory. A service that
+fails later raises :class:`RetrievalError`: one line, and a re-run resumes.
 """
 
 from __future__ import annotations
 
+import os
 import random
 
 from expbank.bank.entry import Entry
 from expbank.bank.retrieval import search
 from expbank.bank.store import Bank, content_hash, is_bank, is_service_url
 from expbank.errors import UserError
-from expbank.trajectory import parse_episode_id
 
 KINDS_BY_MODE = {"raw": ("trajectory",), "bank": ("strategy", "warning")}
+
+
+class RetrievalError(UserError):
+    """The bank service could not be reached or refused a request."""
 
 
 class Memory:
@@ -30,39 +38,58 @@ class Memory:
         self.mode, self.k, self.source = mode, k, source
         self.kinds = KINDS_BY_MODE[mode]
         self._rng = random.Random(seed)
-        self._remote = is_service_url(bank)
-        if self._remote:
-            import os
-
+        self.location = bank
+        self._api_key_env = api_key_env
+        if is_service_url(bank):
             import httpx
 
             token = os.environ.get(api_key_env)
             headers = {"Authorization": f"Bearer {token}"} if token else {}
-            self._client = httpx.Client(base_url=bank.rstrip("/"), headers=headers, timeout=30)
+            self._client = httpx.Client(base_url=bank.rstrip("/"), headers=headers, timeout=30,
+                                        transport=httpx.HTTPTransport(retries=2))  # connection failures only
             self.bank = None
+            self._stats = self._call("GET", "/stats")
         else:
             if not is_bank(bank):
                 raise UserError(f"memory.bank: {bank} is not a bank directory (no manifest.json)")
             self.bank = Bank.open(bank, writable=False)
-        self.location = bank
         self._sources: list[str] | None = None
+
+    def _call(self, method: str, route: str, body: dict | None = None) -> dict:
+        """One request to the service; every failure is a one-line :class:`RetrievalError`."""
+        import httpx
+
+        where = f"memory.bank service {self.location}{route}"
+        try:
+            response = self._client.request(method, route, json=body)
+        except httpx.HTTPError as err:
+            raise RetrievalError(f"{where}: {type(err).__name__}: {err}") from None
+        if response.status_code == 401:
+            raise RetrievalError(f"{where}: HTTP 401, the service wants a token: put it in "
+                                 f"${self._api_key_env}" + (" (the one set is refused)"
+                                                            if os.environ.get(self._api_key_env) else ""))
+        if response.status_code != 200:
+            raise RetrievalError(f"{where}: HTTP {response.status_code}: {response.text[:200]!r}")
+        try:
+            return response.json()
+        except ValueError:
+            raise RetrievalError(f"{where}: not JSON: {response.text[:200]!r}") from None
 
     def manifest_hash(self) -> str | None:
         """The bank's content hash (recorded in run fingerprints)."""
         if self.bank is None:
-            return self._client.get("/stats").json().get("content_hash")
+            return self._stats.get("content_hash")
         return content_hash(self.location)
 
     def source_splits(self) -> set[tuple[str, str]]:
-        """The (env, split) pairs whose episodes made the bank's entries (local banks only)."""
-        if self.bank is None:
-            return set()
-        pairs = set()
-        for entry in self.bank.entries(include_quarantined=True):
-            for episode_id in entry.provenance.episodes:
-                parts = parse_episode_id(episode_id)
-                pairs.add((parts.env, parts.split or "?"))
-        return pairs
+        """The (env, split) pairs whose episodes made the bank's entries, for a directory or a service."""
+        if self.bank is not None:
+            return self.bank.source_splits()
+        sources = self._stats.get("sources")
+        if not isinstance(sources, list):
+            raise RetrievalError(f"memory.bank service {self.location}/stats does not report the sources of its "
+                                 "entries (an older expbank serve?); serve the bank with this expbank")
+        return {(str(env), str(split)) for env, split in sources}
 
     def retrieve(self, task: str | None = None, observation: str | None = None, query: str | None = None,
                  exclude_task_ids: tuple[str, ...] = ()) -> list[Entry]:
@@ -75,10 +102,8 @@ class Memory:
         else:
             body = {"k": self.k, "kinds": list(self.kinds), "exclude_task_ids": list(exclude_task_ids)}
             body.update({"query": query} if query else {"task": task, "observation": observation})
-            response = self._client.post("/retrieve", json=body)
-            response.raise_for_status()
             entries = [Entry.model_validate({k: v for k, v in e.items() if k not in ("score", "similarity")})
-                       for e in response.json()["entries"]]
+                       for e in self._call("POST", "/retrieve", body)["entries"]]
         return [self._with_source(entry) for entry in entries]
 
     def source_similarities(self, observation: str, entries: list[Entry]) -> list[float]:

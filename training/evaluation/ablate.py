@@ -16,7 +16,7 @@ from typing import Any
 
 from expbank.config import Config, config_from_tree, set_dotted, upgrade_key
 from expbank.errors import UserError
-from expbank.training.actors.backends import make_backend
+from expbank.training.actors.backends import backend_for
 from expbank.training.actors.models import with_default_bank
 from expbank.training.evaluation.evaluate import evaluate
 from expbank.training.evaluation.report import write_report
@@ -96,8 +96,7 @@ def ablate(config: Config, progress: bool = True) -> dict[str, Any]:
     for arm in arms:
         key = (arm.actor.backend, arm.actor.model, arm.actor.adapter, arm.actor.base_url)
         if key not in backends:  # load each actor once and reuse it across its memory arms
-            backends[key] = make_backend(arm.actor.backend, arm.actor.model, adapter=arm.actor.adapter,
-                                         base_url=arm.actor.base_url, api_key_env=arm.actor.api_key_env)
+            backends[key] = backend_for(arm.actor)
         evaluate(arm, progress=progress, backend=backends[key])
     summary = write_report(run_dir)
     summary["skipped"] = skipped

@@ -2,7 +2,9 @@
 
 The run directory holds ``config.yaml``, ``fingerprint.json``, ``episodes.jsonl``, ``episode_stats.jsonl``
 (per-episode turn counters for the diagnostics), ``summary.json``, ``report.md`` and plots. Re-running the
-same command resumes: finished episodes are not replayed, and the files end in panel order either way.
+same command resumes: finished episodes are not replayed, those that ended with an error are (unless
+``run.replay_errors`` is false) and their new records replace the old, and the files end in panel order
+either way. The config, the panel and the memory are checked before the run directory is written.
 """
 
 from __future__ import annotations
@@ -18,19 +20,19 @@ from expbank import envs
 from expbank.config import Config
 from expbank.envs.pool import EnvPool
 from expbank.errors import UserError
-from expbank.training.actors.backends import make_backend
+from expbank.training.actors.backends import backend_for
 from expbank.training.actors.models import with_default_bank
 from expbank.training.agent import protocol
 from expbank.training.agent.retrieve import Memory
 from expbank.training.agent.rollout import RolloutJob, RolloutSettings, rollout
 from expbank.training.evaluation.report import write_report
 from expbank.training.runs import fingerprint, prepare_run_dir, write_json
-from expbank.trajectory import EpisodeWriter, make_episode_id, read_episode_ids
+from expbank.trajectory import EpisodeWriter, cut_torn_tail, make_episode_id, read_episode_ids
 
 
 def panel_task_ids(config: Config) -> list[str]:
     """The panel's task ids: ``panel.task_ids``, else the split's first ``panel.limit`` tasks."""
-    available = envs.task_ids(config.env.name, config.env.split, config.env.data_dir)
+    available = envs.task_ids(config.env.name, config.env.split, config.env.data_dir, **config.env.options())
     if config.panel.task_ids:
         missing = [t for t in config.panel.task_ids if t not in available]
         if missing:
@@ -45,7 +47,8 @@ def default_run_dir(config: Config) -> Path:
 
 
 def open_memory(config: Config):
-    """The arm's memory (None for ``none``); refuses a bank built from the evaluated split."""
+    """The arm's memory (None for ``none``); refuses a bank, directory or service, built from the evaluated
+    split."""
     if config.memory.mode == "none":
         return None
     if not config.memory.bank:
@@ -59,8 +62,11 @@ def open_memory(config: Config):
 
 
 def _rewrite_in_order(path: Path, order: list[str]) -> None:
-    """Rewrite a JSONL file keyed by ``episode_id`` in panel order (atomic)."""
-    lines = {json.loads(line)["episode_id"]: line for line in path.read_text().splitlines() if line.strip()}
+    """Rewrite a JSONL file keyed by ``episode_id`` in panel order (atomic); of two lines with one id (an
+    errored episode played again) the later wins. Split on newlines only: model text may hold characters
+    ``str.splitlines`` also breaks at."""
+    text = path.read_text(encoding="utf-8")
+    lines = {json.loads(line)["episode_id"]: line for line in text.split("\n") if line.strip()}
     tmp = path.with_suffix(".jsonl.tmp")
     tmp.write_text("".join(lines[i] + "\n" for i in order if i in lines))
     os.replace(tmp, path)
@@ -71,18 +77,18 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
     from tqdm import tqdm
 
     config = with_default_bank(config)  # a checkpoint plays with the bank snapshot it trained with
+    task_ids = panel_task_ids(config)
+    memory = open_memory(config)  # before the run directory exists: a mistyped bank must not claim it
     run_dir = prepare_run_dir(config.run.dir or default_run_dir(config), config)
     arm = config.arm_name()
-    task_ids = panel_task_ids(config)
-    memory = open_memory(config)
     policy = config.actor.model
     jobs = [RolloutJob(make_episode_id(config.env.name, config.env.split, task_id, policy, arm, seed), task_id, seed)
             for seed in config.panel.seeds for task_id in task_ids]
     episodes_path, stats_path = run_dir / "episodes.jsonl", run_dir / "episode_stats.jsonl"
-    done = read_episode_ids(episodes_path)
+    done = read_episode_ids(episodes_path, include_errored=not config.run.replay_errors)
     todo = [job for job in jobs if job.episode_id not in done]
 
-    env = envs.make(config.env.name, split=config.env.split, data_dir=config.env.data_dir)
+    env = envs.make(config.env.name, split=config.env.split, data_dir=config.env.data_dir, **config.env.options())
     write_json(run_dir / "fingerprint.json", fingerprint(
         config, env.env_fingerprint(), memory.manifest_hash() if memory else None, protocol.PROMPT_VERSION,
         {"panel": {"task_ids": task_ids, "seeds": config.panel.seeds}}))
@@ -90,16 +96,16 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
 
     if todo:
         if backend is None:
-            backend = make_backend(config.actor.backend, config.actor.model, adapter=config.actor.adapter,
-                                   base_url=config.actor.base_url, api_key_env=config.actor.api_key_env)
+            backend = backend_for(config.actor)
         settings = RolloutSettings(
             env=config.env.name, split=config.env.split, arm=arm, run_id=run_dir.name,
             spec=protocol.ProtocolSpec(config.memory.mode, config.memory.retrieval, config.memory.reconstruct),
             history_length=config.prompt.history_length, temperature=config.decoding.temperature,
             max_new_tokens=config.decoding.max_new_tokens)
         workers = min(config.run.episodes_in_flight, len(todo))
+        cut_torn_tail(stats_path)
         with EnvPool(config.env.name, config.env.split, config.env.data_dir, workers=workers,
-                     max_steps=config.env.max_steps) as pool, EpisodeWriter(episodes_path) as writer, \
+                     max_steps=config.env.max_steps, **config.env.options()) as pool, EpisodeWriter(episodes_path) as writer, \
                 stats_path.open("a") as stats_file, \
                 tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc=f"eval {arm}", unit="ep",
                      disable=not progress) as bar:
