@@ -29,10 +29,30 @@ class Section(BaseModel):
 
 
 class EnvConfig(Section):
-    name: Literal["alfworld", "webshop"] = "alfworld"
-    split: str = "valid_unseen"
-    data_dir: str | None = None
-    max_steps: int = Field(50, ge=1)
+    name: Literal["alfworld", "webshop"] = Field("alfworld", description="Environment: `alfworld` or `webshop`.")
+    split: str = Field("valid_unseen", description=(
+        "Split played by `eval`/`ablate` (ALFWorld `train`, `dev`, `valid_seen`, `valid_unseen`; WebShop `train`, "
+        "`dev`, `test`). An evaluation refuses a bank holding entries made from this split."))
+    data_dir: str | None = Field(None, description=(
+        "Official data folder; `null` = `$ALFWORLD_DATA` for ALFWorld if set, else the bundled data."))
+    max_steps: int = Field(50, ge=1, description=(
+        "Step limit per episode (ALFWorld papers use 50, WebShop 15); reaching it truncates the episode."))
+    split_scheme: Literal["original", "expbank"] = Field(
+        "original", description="WebShop official data: `original` = the original's IL/RL baselines (test "
+        "goals 0-499, dev 500-1499, train 1500+); `expbank` = test 0-499, dev 500-999, train 1000+.")
+    spacy_model: str | None = Field(
+        None, description="WebShop: spaCy pipeline package or folder that tags title nouns for the type "
+        "reward; `null` = the installed English one.")
+    allow_fallback_nouns: bool = Field(
+        False, description="WebShop: play official data without a spaCy pipeline, with the approximate "
+        "stop-word noun rule (recorded in the run fingerprint).")
+
+    def options(self) -> dict[str, Any]:
+        """The environment-specific keyword options ``envs.make``, ``envs.task_ids`` and ``EnvPool`` take."""
+        if self.name != "webshop":
+            return {}
+        return {"split_scheme": self.split_scheme, "spacy_model": self.spacy_model,
+                "allow_fallback_nouns": self.allow_fallback_nouns}
 
 
 class PanelConfig(Section):
@@ -218,6 +238,14 @@ class TrainConfig(Section):
         "none", description="Metrics tracker through accelerate: `none`, `tensorboard` or `wandb` "
         "(metrics.jsonl and PNG curves are always written).")
     vllm: VLLMConfig = Field(default_factory=VLLMConfig)
+    sharding: Literal["none", "fsdp2"] = Field(
+        "none", description="How ranks hold the policy: `none` (whole on every rank: one process or DDP) or "
+        "`fsdp2` (PyTorch FSDP2: parameters, gradients and AdamW states sharded over the ranks of a `torchrun` "
+        "launch; rollouts generate with a full copy gathered every step; full fine-tuning only; docs/gpu.md).")
+    gpus: int | None = Field(
+        None, ge=1, description="GPUs the recipe is sized for: `--dry-run` plans memory per GPU for this many "
+        "unless `--num-processes` or an accelerate config says otherwise; the launch (`torchrun "
+        "--nproc_per_node`) decides how many run.")
 
 
 class SelectConfig(Section):

@@ -21,19 +21,6 @@ from expbank.config import RENAMED_KEYS, key_fields
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "config-reference.md"
 
-# Descriptions of keys whose section does not carry them yet (EnvConfig); tests/test_config.py fails once
-# the schema describes one of these, so that its entry here goes.
-PENDING_DESCRIPTIONS = {
-    "env.name": "Environment: `alfworld` or `webshop`.",
-    "env.split": "Split played by `eval`/`ablate` (ALFWorld `train`, `dev`, `valid_seen`, `valid_unseen`; "
-                 "WebShop `train`, `dev`, `test`). An evaluation refuses a bank holding entries made from this "
-                 "split.",
-    "env.data_dir": "Official data folder; `null` = `$ALFWORLD_DATA` for ALFWorld if set, else the bundled "
-                    "data.",
-    "env.max_steps": "Step limit per episode (ALFWorld papers use 50, WebShop 15); reaching it truncates the "
-                     "episode.",
-}
-
 
 def key_rows() -> list[tuple[str, str, str | None]]:
     """(dotted key, default as the doc shows it, the schema's description or None) in schema order."""
@@ -48,7 +35,7 @@ def key_rows() -> list[tuple[str, str, str | None]]:
 def tables() -> dict[str, str]:
     """Each generated table of the doc, by marker name."""
     keys = ["| key | default | what it does |", "|---|---|---|"]
-    keys += [f"| `{key}` | `{default}` | {description or PENDING_DESCRIPTIONS[key]} |"
+    keys += [f"| `{key}` | `{default}` | {description} |"
              for key, default, description in key_rows()]
     renamed = ["| old key | new key |", "|---|---|"]
     renamed += [f"| `{old}` | `{new}` |" for old, new in RENAMED_KEYS.items()]

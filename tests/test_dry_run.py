@@ -186,6 +186,25 @@ def test_launches_the_training_loop_cannot_run_under_are_flagged(launch, kind, c
     recipe = str(ROOT / "configs/gpu/alfworld-qwen1.5b-full.yaml")
     code, out, _ = _dry_run(capsys, recipe, "--dry-run", "--accelerate-config", str(ACCELERATE[launch]))
     assert code == 0 and "memory per GPU" in out  # still planned
-    assert out.splitlines()[-1].startswith(f"dry run WARNING: expbank train does not run under {kind} yet")
+    last = out.splitlines()[-1]
+    assert last.startswith(f"dry run WARNING: expbank train does not run under {kind}")
+    assert "train.sharding=fsdp2" in last and "torchrun" in last  # the refusal names the way that works
     code, out, _ = _dry_run(capsys, recipe, "--dry-run", "--accelerate-config", str(ACCELERATE["ddp"]))
     assert out.splitlines()[-1].startswith("dry run OK")
+
+
+def test_fsdp2_shards_the_training_state_and_adds_the_generation_copy(capsys):
+    recipe = str(ROOT / "configs/gpu/alfworld-qwen1.5b-full.yaml")
+    _, whole, _ = _dry_run(capsys, recipe, "--dry-run")
+    code, out, _ = _dry_run(capsys, recipe, "train.sharding=fsdp2", "--dry-run", "--num-processes", "4")
+    assert code == 0 and "launch FSDP2 (train.sharding=fsdp2; torchrun --nproc_per_node 4), 4 process(es)" in out
+    for part in ("weights", "gradients", "AdamW states", "KL reference"):
+        assert _line(out, part) == pytest.approx(_line(whole, part) / 4, abs=0.01), part
+    assert _line(out, "activations") == _line(whole, "activations")
+    assert _line(out, "generation copy") == pytest.approx(2 * QWEN_1_5B / GIB, abs=0.01)  # bf16, whole
+    # gathered while computing: the root unit (tied embeddings, final norm) and two layers in bf16, and the
+    # largest unit's gradient in bf16 + fp32
+    root = V * H + H
+    assert _line(out, "FSDP2 gathers") == pytest.approx((2 * (root + 2 * LAYER) + 6 * root) / GIB, abs=0.01)
+    code, out, _ = _dry_run(capsys, recipe, "train.sharding=fsdp2", "train.lora.enabled=true", "--dry-run")
+    assert out.splitlines()[-1].startswith("dry run WARNING: train.sharding=fsdp2 shards full fine-tuning")

@@ -1,9 +1,14 @@
-"""``expbank train CONFIG [key=value ...] [--resume] [--dry-run]``: multi-turn GRPO with checkpoints."""
+"""``expbank train CONFIG [key=value ...] [--resume] [--dry-run]``: multi-turn GRPO with checkpoints.
+
+Several processes: ``torchrun --nproc_per_node N -m expbank.cli train CONFIG`` (DDP, or FSDP2 with
+``train.sharding=fsdp2``; docs/gpu.md).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from expbank.commands import add_config_arguments
 from expbank.config import load_config
@@ -18,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--accelerate-config", metavar="FILE",
                        help="the file you will pass to `accelerate launch --config_file` (default: one GPU)")
     group.add_argument("--num-processes", type=int, metavar="N",
-                       help="GPUs in total (default: the accelerate config's num_processes, else 1)")
+                       help="GPUs in total (default: the accelerate config's num_processes, else train.gpus, "
+                            "else 1)")
     group.add_argument("--gpu-memory-gb", type=float, default=80.0, metavar="GIB",
                        help="memory of one GPU in GiB (default 80)")
 
@@ -32,10 +38,18 @@ def run(args: argparse.Namespace) -> int:
     from expbank.training.rl.grpo import latest_checkpoint, train  # torch
 
     run_dir = train(config, resume=args.resume, progress=not args.no_progress)
+    if int(os.environ.get("RANK", "0")) != 0:  # one summary per launch, from rank 0
+        return 0
     last = latest_checkpoint(run_dir)
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     tail = metrics[-1] if metrics else {}
+    if last is None:
+        where = "none"
+    elif (last / "dcp").is_dir():
+        where = (f"{last} (sharded: `expbank export-model {run_dir} --out DIR` writes the full model; evaluate "
+                 "with actor.model=DIR)")
+    else:
+        where = f"{last / 'model'} (evaluate with actor.adapter=... or actor.model=... for full fine-tuning)"
     print(f"trained {tail.get('step', 0)} steps; last step: reward {tail.get('reward_mean', 0):.2f}, "
-          f"success {tail.get('success_rate', 0):.2f}\ncheckpoint: {last / 'model' if last else 'none'} "
-          f"(evaluate with actor.adapter=... or actor.model=... for full fine-tuning)")
+          f"success {tail.get('success_rate', 0):.2f}\ncheckpoint: {where}")
     return 0

@@ -1,11 +1,12 @@
 """The ranks of a training run, through accelerate: one process (``expbank train``) or several
-(``accelerate launch --multi_gpu --num_processes N -m expbank.cli train ...``: DDP, NCCL on GPUs, gloo on a
-machine without one).
+(``torchrun --nproc_per_node N -m expbank.cli train ...`` or ``accelerate launch --multi_gpu``; NCCL on GPUs,
+gloo on a machine without one).
 
 GRPO splits each step's task groups across ranks (a group stays on one rank, so its advantages are computed
-where it was played), gathers the episodes to rank 0 (which alone writes files and the bank), and lets DDP
-all-reduce the gradients. A single process goes through the same calls; accelerate then wraps nothing, so
-the numerics are those of plain PyTorch.
+where it was played), gathers the episodes to rank 0 (which alone writes files and the bank), and combines
+the gradients: DDP all-reduces them (``train.sharding: none``), FSDP2 reduce-scatters them into each rank's
+shard (``train.sharding: fsdp2``, ``training/rl/fsdp.py``). A single process goes through the same calls;
+accelerate then wraps nothing, so the numerics are those of plain PyTorch.
 """
 
 from __future__ import annotations
@@ -36,13 +37,16 @@ def check_tracker(tracker: str) -> None:
                         "(or set train.tracker=none)")
 
 
-# launches whose semantics GRPO's loop does not have, and why: `expbank train` refuses them, the dry run warns
+# accelerate launches whose semantics GRPO's loop does not have, and why: `expbank train` refuses them, the
+# dry run warns
 UNSUPPORTED_LAUNCHES = {
-    "FSDP": "each rank plays its own episodes, so ranks run different numbers of generation forwards, and an "
-            "FSDP forward is collective (every rank gathers each layer's weights): the rollouts would hang",
+    "FSDP": "accelerate's FSDP wraps the model it prepares, and rollouts would then run collective forwards "
+            "that the ranks do not make in step (each plays its own episodes): they would hang",
     "DEEPSPEED": "DeepSpeed steps the optimizer inside every backward, so a GRPO step would take one optimizer step "
-                 "per micro-batch (and ZeRO-3 forwards are collective, which would hang the rollouts as FSDP's do)",
+                 "per micro-batch (and ZeRO-3 forwards are collective, which would hang the rollouts)",
 }
+FSDP2_WAY = ("to shard weights, gradients and optimizer states, use FSDP2: set train.sharding=fsdp2 and launch "
+             "with torchrun --nproc_per_node N -m expbank.cli train CONFIG (docs/gpu.md)")
 
 
 def launch_refusal(distributed_type: str) -> str | None:
@@ -50,14 +54,13 @@ def launch_refusal(distributed_type: str) -> str | None:
     reason = UNSUPPORTED_LAUNCHES.get(distributed_type)
     if reason is None:
         return None
-    return (f"expbank train does not run under {distributed_type} yet: {reason}. Launch with "
-            "configs/accelerate/ddp.yaml (one process per GPU, whole weights; docs/gpu.md)")
+    return f"expbank train does not run under {distributed_type}: {reason}; {FSDP2_WAY}"
 
 
 class Distributed:
     """This process's rank, the collective operations GRPO needs, and the experiment tracker."""
 
-    def __init__(self, tracker: str, run_dir: Path):
+    def __init__(self, tracker: str, run_dir: Path, sharded: bool = False):
         from accelerate import Accelerator, InitProcessGroupKwargs
 
         check_tracker(tracker)
@@ -75,6 +78,7 @@ class Distributed:
         if refusal:
             raise UserError(refusal)
         self.tracking = tracker != "none"
+        self.sharded = sharded  # FSDP2: the model is sharded by training/rl/fsdp.py, not wrapped here
 
     @property
     def rank(self) -> int:
@@ -111,16 +115,28 @@ class Distributed:
         tensor = torch.tensor(values, dtype=torch.float64, device=self.device)
         return self.accelerator.reduce(tensor, reduction="sum").tolist()
 
+    def most(self, value: int) -> int:
+        """The largest ``value`` over ranks."""
+        if self.world == 1:
+            return value
+        tensor = torch.tensor([value], dtype=torch.int64, device=self.device)
+        torch.distributed.all_reduce(tensor, op=torch.distributed.ReduceOp.MAX)
+        return int(tensor.item())
+
     def barrier(self) -> None:
         self.accelerator.wait_for_everyone()
 
     def prepare(self, model: Any, optimizer: torch.optim.Optimizer) -> tuple[Any, torch.optim.Optimizer]:
-        """The model to run training forwards through (DDP-wrapped with several ranks) and the optimizer."""
+        """The model to run training forwards through (DDP-wrapped with several ranks; a sharded model as it
+        is) and the optimizer."""
+        if self.sharded:
+            return model, optimizer
         return self.accelerator.prepare(model, optimizer)
 
     def sync_gradients(self, model: Any, sync: bool):
-        """A context in which backward passes all-reduce gradients (``sync``) or only accumulate them."""
-        return contextlib.nullcontext() if sync else self.accelerator.no_sync(model)
+        """A context in which backward passes all-reduce gradients (``sync``) or only accumulate them. A
+        sharded model reduce-scatters at every backward: accumulating unsharded gradients would hold them whole."""
+        return contextlib.nullcontext() if sync or self.sharded else self.accelerator.no_sync(model)
 
     def backward(self, loss: torch.Tensor) -> None:
         # DDP averages gradients over ranks; each rank's loss is already its share of the global sum
@@ -147,13 +163,16 @@ class Distributed:
 class OneProcess:
     """The collective operations of :class:`Distributed` for code that runs alone (benchmarks, unit tests)."""
 
-    world, rank, is_main = 1, 0, True
+    world, rank, is_main, sharded = 1, 0, True, False
 
     def __init__(self, device: torch.device):
         self.device = device
 
     def total(self, values: list[float]) -> list[float]:
         return values
+
+    def most(self, value: int) -> int:
+        return value
 
     def sync_gradients(self, model: Any, sync: bool):
         return contextlib.nullcontext()

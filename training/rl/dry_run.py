@@ -1,8 +1,9 @@
 """``expbank train CONFIG --dry-run``: check a GPU recipe on a machine without a GPU.
 
 It resolves the config, builds the model on the meta device (no weights are read or allocated), applies LoRA
-as the trainer would, checks the accelerate config that ``accelerate launch`` will be given, and prints the
-memory one GPU needs. The memory model, in bytes (GiB = 2**30 bytes):
+as the trainer would, checks the accelerate config that ``accelerate launch`` will be given (or plans FSDP2
+for ``train.sharding: fsdp2``, over ``--num-processes``, else ``train.gpus`` GPUs), and prints the memory one
+GPU needs. The memory model, in bytes (GiB = 2**30 bytes):
 
 - weights: frozen parameters in bf16 (2 per parameter); trainable ones in fp32 (4), because bf16 cannot hold
   the updates of a 1e-6 learning rate;
@@ -12,6 +13,11 @@ memory one GPU needs. The memory model, in bytes (GiB = 2**30 bytes):
 - sharding over the data-parallel processes: DDP shards nothing; ZeRO-1 the optimizer states; ZeRO-2 and
   FSDP ``SHARD_GRAD_OP`` gradients and optimizer states; ZeRO-3 and FSDP full shard everything (the layer
   being computed is gathered transiently, not counted); CPU offload moves the offloaded part off the GPU;
+- ``train.sharding: fsdp2`` (what ``expbank train`` runs sharded): fp32 shards of the weights, gradients,
+  AdamW states and a bf16-sharded KL reference, plus on every GPU the unsharded bf16 copy rollouts generate
+  from (2 per parameter) and what FSDP2 gathers while computing: the root unit (embeddings, final norm, LM
+  head) and two decoder layers in bf16, and the largest unit's unsharded gradient in bf16 and fp32 (6 per
+  parameter) before it is reduce-scattered;
 - activations: see :func:`saved_bytes_per_token`; per GPU for ``micro_batch_size × max_length`` tokens,
   without gradient checkpointing (the trainer does not enable it);
 - ``actor.backend: vllm``: a colocated engine per GPU holds its own bf16 copy of the weights, a runtime
@@ -32,6 +38,7 @@ from expbank.config import Config
 from expbank.errors import UserError
 from expbank.training.actors.models import resolve_checkpoint, resolve_model_path
 from expbank.training.actors.vllm_sync import max_model_len
+from expbank.training.rl import fsdp
 from expbank.training.rl.distributed import launch_refusal
 
 GIB = 2**30
@@ -141,7 +148,21 @@ class Strategy:
     offload_optimizer: bool = False
     offload_weights: bool = False
     mixed_precision: str = "bf16"
-    distributed_type: str = "MULTI_GPU"  # accelerate's name
+    distributed_type: str = "MULTI_GPU"  # accelerate's name, or FSDP2 for train.sharding=fsdp2
+
+
+def launch_strategy(config: Config, path: str | None, num_processes: int | None) -> Strategy:
+    """The strategy ``expbank train`` will run: ``path``'s accelerate config (or one process), sharded with
+    FSDP2 when ``train.sharding`` says so; GPUs from ``num_processes``, else the accelerate config, else
+    ``train.gpus``."""
+    if num_processes is None and path is None:
+        num_processes = config.train.gpus
+    strategy = read_accelerate_config(path, num_processes)
+    if config.train.sharding != "fsdp2" or strategy.distributed_type in ("FSDP", "DEEPSPEED"):
+        return strategy
+    return Strategy(f"FSDP2 (train.sharding=fsdp2; torchrun --nproc_per_node {strategy.processes})",
+                    strategy.processes, shard_optimizer=True, shard_gradients=True, shard_weights=True,
+                    distributed_type="FSDP2")
 
 
 def _launch_options() -> set[str]:
@@ -263,8 +284,17 @@ def kv_bytes_per_token(arch: Any) -> int:
     return 2 * d["layers"] * d["kv"] * 2
 
 
-def memory_per_gpu(config: Config, arch: Any, total: int, trainable: int, strategy: Strategy) -> dict[str, float]:
-    """Bytes per GPU for each part of the training state (see the module docstring)."""
+def unit_sizes(model: Any) -> tuple[int, int]:
+    """(parameters of the FSDP root unit, of one decoder layer) as ``training/rl/fsdp.py`` wraps ``model``."""
+    layers = [m for m in model.modules() if type(m).__name__ in set(getattr(model, "_no_split_modules", None) or ())]
+    per_layer = sum(p.numel() for p in layers[0].parameters()) if layers else 0
+    return parameter_counts(model)[0] - per_layer * len(layers), per_layer
+
+
+def memory_per_gpu(config: Config, arch: Any, total: int, trainable: int, strategy: Strategy,
+                   units: tuple[int, int] = (0, 0)) -> dict[str, float]:
+    """Bytes per GPU for each part of the training state (see the module docstring); ``units`` are
+    :func:`unit_sizes`, which FSDP2 gathers."""
     def shard(nbytes: float, sharded: bool) -> float:
         return nbytes / strategy.processes if sharded else nbytes
 
@@ -278,6 +308,10 @@ def memory_per_gpu(config: Config, arch: Any, total: int, trainable: int, strate
         "KL reference": shard(2 * total, strategy.shard_weights) if full_ft and config.train.beta > 0 else 0.0,
         "activations": float(activation_bytes(arch, config.train.micro_batch_size * config.train.max_length)),
     }
+    if strategy.distributed_type == "FSDP2":
+        root, layer = units
+        parts["generation copy"] = 2.0 * total
+        parts["FSDP2 gathers"] = 2.0 * (root + 2 * layer) + 6.0 * max(root, layer)
     if config.actor.backend == "vllm":
         parts["vLLM weights"] = 2.0 * total
         parts["vLLM runtime"] = VLLM_RUNTIME_GIB * GIB
@@ -334,7 +368,7 @@ def dry_run(config: Config, accelerate_config: str | None = None, num_processes:
     print(f"model {config.actor.model} ({type(model).__name__}, architecture from {origin})")
     print(f"  parameters  {total:,} ({total:.3g}); trainable {trainable:,} ({100 * trainable / total:.2f} %)")
 
-    strategy = read_accelerate_config(accelerate_config, num_processes)
+    strategy = launch_strategy(config, accelerate_config, num_processes)
     print(f"launch {strategy.name}, {strategy.processes} process(es), mixed precision {strategy.mixed_precision}"
           + (f" (from {accelerate_config})" if accelerate_config else ""))
     if strategy.mixed_precision != "bf16":
@@ -343,7 +377,7 @@ def dry_run(config: Config, accelerate_config: str | None = None, num_processes:
     if config.actor.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         print('  note      vllm is not installed here; the GPU machine needs pip install "expbank[vllm]"')
 
-    parts = memory_per_gpu(config, arch, total, trainable, strategy)
+    parts = memory_per_gpu(config, arch, total, trainable, strategy, unit_sizes(model))
     if config.actor.backend == "vllm":
         engine = parts["vLLM weights"] + parts["vLLM runtime"] + parts["vLLM KV cache"]
         share, given = engine / (gpu_memory_gb * GIB), config.train.vllm.gpu_memory_utilization
@@ -353,8 +387,8 @@ def dry_run(config: Config, accelerate_config: str | None = None, num_processes:
     print(f"memory per GPU (GiB; no gradient checkpointing, activations for "
           f"{config.train.micro_batch_size} x {config.train.max_length} tokens)")
     for name, nbytes in parts.items():
-        print(f"  {name:<14} {nbytes / GIB:8.2f}")
-    print(f"  {'total':<14} {needed / GIB:8.2f}")
+        print(f"  {name:<16} {nbytes / GIB:8.2f}")
+    print(f"  {'total':<16} {needed / GIB:8.2f}")
     if config.actor.backend == "vllm":
         print(f"  vLLM needs gpu_memory_utilization >= {share:.2f} for {vllm_sequences(config, strategy.processes)} "
               f"sequences of {max_model_len(config)} tokens "
@@ -364,7 +398,7 @@ def dry_run(config: Config, accelerate_config: str | None = None, num_processes:
             print(f"dry run WARNING: train.vllm.gpu_memory_utilization={given:g} is below the {share:.2f} the engine "
                   "needs; raise it")
             return 0
-    refusal = launch_refusal(strategy.distributed_type)
+    refusal = launch_refusal(strategy.distributed_type) or fsdp.refusal(config)
     if refusal:
         print(f"dry run WARNING: {refusal}. The figures above are for planning.")
         return 0

@@ -1,9 +1,10 @@
 """``expbank export-model RUN [--checkpoint best|last|N] --out DIR``: a trained policy as a plain model folder.
 
-A GRPO run keeps ``checkpoints/step-NNNNN/model/`` (a PEFT adapter with LoRA, full weights otherwise) and,
-when it trained with a living bank, ``checkpoints/step-NNNNN/bank/``. Serving tools want one folder of
-merged weights, so export merges the adapter into its base model (``merge_and_unload``) and writes
-safetensors plus the tokenizer to ``DIR`` (``AutoModelForCausalLM.from_pretrained(DIR)`` and
+A GRPO run keeps ``checkpoints/step-NNNNN/model/`` (a PEFT adapter with LoRA, full weights otherwise; with
+``train.sharding: fsdp2`` only the config and tokenizer, the weights being shards in ``dcp/``) and, when it
+trained with a living bank, ``checkpoints/step-NNNNN/bank/``. Serving tools want one folder of merged
+weights, so export merges the adapter into its base model (``merge_and_unload``) or assembles the shards
+into one model, and writes safetensors plus the tokenizer to ``DIR`` (``AutoModelForCausalLM.from_pretrained(DIR)`` and
 ``vllm serve DIR`` load it), copies the bank snapshot to ``DIR/bank``, and records where it all came from in
 ``DIR/expbank-export.json``.
 
@@ -23,8 +24,6 @@ from expbank.errors import UserError
 from expbank.training.actors.models import resolve_checkpoint, resolve_model_path
 
 EXPORT_RECORD = "expbank-export.json"
-
-
 
 
 def find_checkpoint(run: Path, which: str) -> Path:
@@ -83,6 +82,21 @@ def merged_model(model_dir: Path, dtype: str) -> tuple[Any, str | None]:
     return model.to(target), base if adapter else None
 
 
+def assembled_model(checkpoint: Path, dtype: str) -> Any:
+    """A sharded (FSDP2) checkpoint's full model: built from ``model/config.json`` and filled from ``dcp/``."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, GenerationConfig
+
+    from expbank.training.rl import fsdp
+
+    config = AutoConfig.from_pretrained(checkpoint / "model")
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.generation_config = GenerationConfig.from_pretrained(checkpoint / "model")
+    fsdp.load_full_weights(checkpoint / "dcp", model)
+    target = {"auto": config.dtype or torch.float32, "bfloat16": torch.bfloat16, "float32": torch.float32}[dtype]
+    return model.to(target)
+
+
 def export(run: Path, which: str, out: Path, dtype: str = "auto") -> dict[str, Any]:
     """Write the merged model, tokenizer, bank snapshot and ``expbank-export.json`` to ``out``."""
     from transformers import AutoTokenizer
@@ -93,7 +107,10 @@ def export(run: Path, which: str, out: Path, dtype: str = "auto") -> dict[str, A
         raise UserError(f"{checkpoint}: no model/ folder (an interrupted or foreign checkpoint?)")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"--out {out} exists and is not empty; choose a new folder")
-    model, adapter_base = merged_model(model_dir, dtype)
+    if (checkpoint / "dcp").is_dir():
+        model, adapter_base = assembled_model(checkpoint, dtype), None
+    else:
+        model, adapter_base = merged_model(model_dir, dtype)
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     model.save_pretrained(staging)

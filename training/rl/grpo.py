@@ -13,6 +13,11 @@ Each step:
    reference, the policy the run started from: with new LoRA adapters the base with adapters disabled, when
    continuing an SFT adapter a frozen copy of it);
 5. log metrics and checkpoint (trainable weights, optimizer, RNG states, step) for ``--resume``.
+
+With several ranks (``torchrun``) each plays its share of the groups and the update combines every rank's
+rows. ``train.sharding: fsdp2`` shards the policy over the ranks (``training/rl/fsdp.py``): rollouts then
+generate from an unsharded copy refreshed at the start of each step (:func:`generation_model`), and the
+update runs sharded, with as many micro-batches on every rank.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from expbank.training.agent.rollout import RolloutJob, RolloutResult, RolloutSet
 from expbank.training.agent.rows import tokenize_conversation
 from expbank.training.evaluation.curves import write_curves
 from expbank.training.evaluation.evaluate import open_memory
-from expbank.training.rl import living_bank, selection
+from expbank.training.rl import fsdp, living_bank, selection
 from expbank.training.rl.distributed import Distributed, OneProcess
 from expbank.training.runs import fingerprint, prepare_run_dir, write_json
 from expbank.trajectory import Episode, EpisodeWriter, make_episode_id, parse_episode_id
@@ -120,6 +125,7 @@ def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Te
         loss = (per_token * mask).sum() / normaliser
     clipped = ((ratio < 1 - cfg.epsilon) | (ratio > 1 + high)).to(per_token.dtype)
     tokens = mask.sum().clamp(min=1)
+    kl = kl.detach()
     return loss, {"kl": float((kl * mask).sum() / tokens), "clip_fraction": float((clipped * mask).sum() / tokens)}
 
 
@@ -171,10 +177,29 @@ class Policy:
                 return token_logprobs(self.model, ids, attention, keep, temperature)
 
 
+def frozen_copy(model: Any, dtype: torch.dtype) -> Any:
+    """A frozen copy of a plain model's current weights, built in ``dtype`` on the model's device (a deep copy
+    would first hold a second model in the original dtype, and initialising one would draw random numbers)."""
+    from transformers import AutoModelForCausalLM
+
+    with torch.device("meta"):
+        copy = AutoModelForCausalLM.from_config(model.config, dtype=dtype)
+    copy.to_empty(device=model.device)
+    copy.tie_weights()  # to_empty gives tied parameters separate storage
+    copy.load_state_dict(model.state_dict())
+    for name, buffer in model.named_buffers():  # non-persistent ones too (rotary frequencies)
+        copy.get_buffer(name).copy_(buffer)
+    copy.generation_config = model.generation_config
+    return copy.eval().requires_grad_(False)
+
+
+def frozen_dtype(device: torch.device) -> torch.dtype:
+    """Weights that are only read (KL reference, generation copy): bf16 on a GPU, fp32 on a CPU."""
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
 def build_policy(config: Config, device: torch.device | None = None) -> Policy:
     """The model to train: a base model with new LoRA adapters, an SFT adapter to continue, or full weights."""
-    import copy
-
     from peft import LoraConfig, PeftModel, get_peft_model
 
     device = device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -193,7 +218,7 @@ def build_policy(config: Config, device: torch.device | None = None) -> Policy:
     is_peft = hasattr(model, "disable_adapter")
     reference, reference_adapter = None, None
     if cfg.beta > 0 and not is_peft:
-        reference = copy.deepcopy(model).eval().requires_grad_(False)
+        reference = frozen_copy(model, frozen_dtype(device))
     if cfg.beta > 0 and config.actor.adapter:  # KL to where the run starts (base + SFT), not to the bare base
         reference_adapter = "reference"
         model.load_adapter(config.actor.adapter, adapter_name=reference_adapter, is_trainable=False)
@@ -201,28 +226,61 @@ def build_policy(config: Config, device: torch.device | None = None) -> Policy:
     return Policy(model, loaded.tokenizer, config.actor.model, reference, reference_adapter)
 
 
+def shard_policy(policy: Policy, device: torch.device) -> Any:
+    """FSDP2: shard the policy and its KL reference over all ranks, in place, and return the unsharded copy
+    that rollouts generate from (refreshed every step by :func:`generation_model`)."""
+    replica = frozen_copy(policy.model, frozen_dtype(device))
+    mesh = fsdp.device_mesh(device)
+    fsdp.shard(policy.model, mesh)
+    if policy.reference is not None:
+        fsdp.shard(policy.reference, mesh)
+    return replica
+
+
 # ------------------------------------------------------------------------------------ checkpoints
 def save_checkpoint(run_dir: Path, step: int, policy: Policy, optimizer: torch.optim.Optimizer,
                     bank: Path | None = None) -> Path:
     """Write ``checkpoints/step-N`` atomically: trainable weights, adapter/model, optimizer, RNG states, and
-    the living bank's snapshot (``bank/``, a bank directory ``Bank.open`` reads) when there is one."""
+    the living bank's snapshot (``bank/``, a bank directory ``Bank.open`` reads) when there is one.
+
+    Rank 0 alone calls it, unless the policy is sharded (FSDP2): then every rank does, writing its shards of
+    the weights and AdamW states to ``dcp/`` (``torch.distributed.checkpoint``) and its RNG states to
+    ``rng-RANK.pt``, and ``model/`` holds only the config and tokenizer (``expbank export-model`` assembles
+    the full weights). The folder is renamed into place once every rank has written.
+    """
     final = run_dir / "checkpoints" / f"step-{step:05d}"
     staging = final.with_name(final.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    torch.save({n: p.detach().cpu() for n, p in policy.trainable().items()}, staging / "trainable.pt")
-    torch.save(optimizer.state_dict(), staging / "optimizer.pt")
-    torch.save({"torch": torch.get_rng_state(), "python": random.getstate()}, staging / "rng.pt")
-    if policy.reference_adapter is not None:  # the frozen reference is the run's input, not its output
-        policy.model.save_pretrained(staging / "model", selected_adapters=["default"])
+    sharded = fsdp.is_sharded(policy.model)
+    main = not sharded or fsdp.rank() == 0
+    if main:
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+    rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    if sharded:
+        fsdp.barrier()  # the folder exists before any rank writes into it
+        fsdp.save_state(staging / "dcp", policy.model, optimizer)
+        torch.save(rng, staging / f"rng-{fsdp.rank()}.pt")
     else:
-        policy.model.save_pretrained(staging / "model")
-    policy.tokenizer.save_pretrained(staging / "model")
-    (staging / "state.json").write_text(json.dumps({"step": step}) + "\n")
-    if bank is not None:
-        copy_bank(bank, staging / "bank")
-    shutil.rmtree(final, ignore_errors=True)
-    staging.rename(final)
+        torch.save({n: p.detach().cpu() for n, p in policy.trainable().items()}, staging / "trainable.pt")
+        torch.save(optimizer.state_dict(), staging / "optimizer.pt")
+        torch.save(rng, staging / "rng.pt")
+    if main:
+        if sharded:
+            policy.model.config.save_pretrained(staging / "model")
+            policy.model.generation_config.save_pretrained(staging / "model")
+        elif policy.reference_adapter is not None:  # the frozen reference is the run's input, not its output
+            policy.model.save_pretrained(staging / "model", selected_adapters=["default"])
+        else:
+            policy.model.save_pretrained(staging / "model")
+        policy.tokenizer.save_pretrained(staging / "model")
+        (staging / "state.json").write_text(json.dumps({"step": step}) + "\n")
+        if bank is not None:
+            copy_bank(bank, staging / "bank")
+    if sharded:
+        fsdp.barrier()  # every rank's shards are on disk
+    if main:
+        shutil.rmtree(final, ignore_errors=True)
+        staging.rename(final)
     return final
 
 
@@ -232,13 +290,24 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 
 
 def load_checkpoint(path: Path, policy: Policy, optimizer: torch.optim.Optimizer) -> int:
-    weights = torch.load(path / "trainable.pt")
-    params = policy.trainable()
-    with torch.no_grad():
-        for name, tensor in weights.items():
-            params[name].copy_(tensor)
-    optimizer.load_state_dict(torch.load(path / "optimizer.pt"))
-    rng = torch.load(path / "rng.pt", weights_only=False)
+    """Restore weights, optimizer and RNG states from :func:`save_checkpoint`'s folder; returns its step. A
+    sharded policy loads on every rank (from any number of ranks that wrote it)."""
+    sharded, written = fsdp.is_sharded(policy.model), (path / "dcp").is_dir()
+    if sharded != written:
+        raise UserError(f"{path} was written with train.sharding={'fsdp2' if written else 'none'}; resume it "
+                        "with the same setting")
+    if sharded:
+        fsdp.load_state(path / "dcp", policy.model, optimizer)
+        own = path / f"rng-{fsdp.rank()}.pt"
+        rng = torch.load(own if own.exists() else path / "rng-0.pt", weights_only=False)
+    else:
+        weights = torch.load(path / "trainable.pt")
+        params = policy.trainable()
+        with torch.no_grad():
+            for name, tensor in weights.items():
+                params[name].copy_(tensor)
+        optimizer.load_state_dict(torch.load(path / "optimizer.pt"))
+        rng = torch.load(path / "rng.pt", weights_only=False)
     torch.set_rng_state(rng["torch"])
     random.setstate(rng["python"])
     return json.loads((path / "state.json").read_text())["step"]
@@ -269,10 +338,11 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
 
     ``model`` is what training forwards run through (DDP-wrapped when there are several ranks; default
     ``policy.model``); the sampling and reference log-probs come from the bare ``policy.model``. The loss is
-    normalised over all ranks' rows, every micro-batch but the last only accumulates gradients, and the last
-    one all-reduces them, so ranks with different numbers of rows (or none) still meet in exactly one
-    all-reduce per pass. Without ``dist`` the update runs in this process alone. All log-probs are taken at
-    the sampling ``temperature``.
+    normalised over all ranks' rows. Every rank runs as many micro-batches as the rank with the most (the
+    others add zero-loss rows), because sharded forwards and gradient syncs are collective: under DDP every
+    micro-batch but the last only accumulates gradients and the last all-reduces them, under FSDP2 each
+    backward reduce-scatters into the rank's shard. Without ``dist`` the update runs in this process alone.
+    All log-probs are taken at the sampling ``temperature``.
     """
     model = policy.model if model is None else model
     dist = dist or OneProcess(policy.model.device)
@@ -281,8 +351,9 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
     if count == 0:  # every group was dropped on every rank: nothing to learn from
         return {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
     normaliser = normaliser_of(tokens, count, cfg, max_new_tokens)
-    batch = rows or [([pad_id, pad_id], [0, 0], 0.0)]  # a rank without rows joins with a zero-loss row
-    chunks = [batch[i: i + cfg.micro_batch_size] for i in range(0, len(batch), cfg.micro_batch_size)]
+    chunks = [rows[i: i + cfg.micro_batch_size] for i in range(0, len(rows), cfg.micro_batch_size)]
+    padding = [([pad_id, pad_id], [0, 0], 0.0)]
+    chunks += [padding] * (dist.most(len(chunks)) - len(chunks))
     tensors = []
     policy.model.eval()
     with torch.no_grad():  # the sampling policy's log-probs, fixed for all passes
@@ -295,17 +366,17 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
             old = token_logprobs(policy.model, ids, attention, keep, temperature) if cfg.mu > 1 else None
             ref = policy.ref_logprobs(ids, attention, keep, temperature) if cfg.beta > 0 else None
             advantages = torch.tensor([a for _, _, a in chunk], device=dist.device)
-            tensors.append((ids, attention, mask, old, ref, advantages))
+            share = 0.0 if chunk is padding else len(chunk) / count
+            tensors.append((ids, attention, mask, old, ref, advantages, share))
     policy.model.train()
     stats = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
     for _ in range(cfg.mu):
         optimizer.zero_grad()
-        for index, (ids, attention, mask, old, ref, adv) in enumerate(tensors):
+        for index, (ids, attention, mask, old, ref, adv, share) in enumerate(tensors):
             with dist.sync_gradients(model, sync=index == len(tensors) - 1):
                 logp = token_logprobs(model, ids, attention, mask.shape[1], temperature)
                 loss, info = policy_loss(logp, logp.detach() if old is None else old, adv, mask, cfg, normaliser, ref)
                 dist.backward(loss)
-            share = len(ids) / count if rows else 0.0
             stats["loss"] += loss.item() / cfg.mu
             stats["kl"] += info["kl"] * share / cfg.mu
             stats["clip_fraction"] += info["clip_fraction"] * share / cfg.mu
@@ -377,6 +448,7 @@ class GRPORun:
     backend: Any
     memory: Memory | None
     bank: living_bank.LivingBank | None
+    replica: Any = None  # FSDP2: the unsharded copy rollouts generate from (else they use policy.model)
 
     @property
     def cfg(self) -> TrainConfig:
@@ -386,8 +458,9 @@ class GRPORun:
 def train(config: Config, resume: bool = False, progress: bool = True, stop_after: int | None = None) -> Path:
     """Run GRPO as configured; returns the run directory. ``stop_after`` ends early after that step.
 
-    Under ``accelerate launch`` each rank plays its share of every step's groups; rank 0 writes the run
-    directory (metrics, episodes, checkpoints, the living bank, dev evaluations).
+    Under ``torchrun`` (or ``accelerate launch``) each rank plays its share of every step's groups; rank 0
+    writes the run directory (metrics, episodes, checkpoints, the living bank, dev evaluations), with every
+    rank writing its own shards of a sharded checkpoint.
     """
     run = start_run(config, resume)
     cfg = config.train
@@ -419,15 +492,19 @@ def start_run(config: Config, resume: bool) -> GRPORun:
     if config.actor.backend == "openai":
         raise UserError("expbank train samples from the policy it trains: actor.backend=openai serves a fixed remote "
                         "model; use hf or vllm (evaluate an exported checkpoint behind an endpoint instead)")
+    refusal = fsdp.refusal(config)
+    if refusal:
+        raise UserError(refusal)
     if config.actor.backend == "vllm":
         require_vllm()  # before anything is loaded or written
     run_dir = Path(config.run.dir or f"runs/train-{config.env.name}")
-    dist = Distributed(cfg.tracker, run_dir)
+    dist = Distributed(cfg.tracker, run_dir, sharded=cfg.sharding == "fsdp2")
     if dist.is_main:
         prepare_run_dir(run_dir, config)
     dist.barrier()
     torch.manual_seed(config.run.seed)
     policy = build_policy(config, dist.device)
+    replica = shard_policy(policy, dist.device) if dist.sharded else None
     optimizer = torch.optim.AdamW(list(policy.trainable().values()), lr=cfg.learning_rate)
     start = 0
     checkpoint = latest_checkpoint(run_dir)
@@ -444,7 +521,7 @@ def start_run(config: Config, resume: bool) -> GRPORun:
         open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": cfg.split})}))
     if config.select.every:
         selection.check(config, bank.path if bank else None)
-    env = envs.make(config.env.name, split=cfg.split, data_dir=config.env.data_dir)
+    env = envs.make(config.env.name, split=cfg.split, data_dir=config.env.data_dir, **config.env.options())
     task_ids = env.task_ids()
     if dist.is_main:
         bank_hash = living_bank.source_hash(config) if bank else memory.manifest_hash() if memory else None
@@ -465,9 +542,21 @@ def start_run(config: Config, resume: bool) -> GRPORun:
         backend = VLLMBackend.colocated(config.actor.model, dist.rank, cfg.vllm.gpu_memory_utilization,
                                         vllm_sync.max_model_len(config))
     else:
-        backend = HFBackend.wrap(policy.model, policy.tokenizer, policy.name, batch_size=cfg.micro_batch_size)
+        backend = HFBackend.wrap(policy.model if replica is None else replica, policy.tokenizer, policy.name,
+                                 batch_size=cfg.micro_batch_size)
     dist.start_tracking("grpo", config.model_dump(mode="json"))
-    return GRPORun(config, run_dir, dist, policy, model, optimizer, start, task_ids, settings, backend, memory, bank)
+    return GRPORun(config, run_dir, dist, policy, model, optimizer, start, task_ids, settings, backend, memory, bank,
+                   replica)
+
+
+def generation_model(run: GRPORun) -> Any:
+    """The model rollouts and dev evaluations generate from, holding the current weights: the policy itself
+    when every rank holds it whole; under FSDP2 the unsharded copy, refreshed here from the shards (a
+    collective: every rank calls this at the same points, then generates alone, as long as it needs)."""
+    if run.replica is None:
+        return run.policy.model
+    fsdp.copy_full_weights(run.policy.model, run.replica)
+    return run.replica
 
 
 def rollout_pool(run: GRPORun) -> EnvPool:
@@ -476,7 +565,8 @@ def rollout_pool(run: GRPORun) -> EnvPool:
     tasks_per_step = min(cfg.tasks_per_step, len(run.task_ids))
     episodes = len(run.dist.shard(range(tasks_per_step))) * cfg.group_size
     return EnvPool(config.env.name, cfg.split, config.env.data_dir,
-                   workers=max(1, min(config.run.episodes_in_flight, episodes)), max_steps=config.env.max_steps)
+                   workers=max(1, min(config.run.episodes_in_flight, episodes)), max_steps=config.env.max_steps,
+                   **config.env.options())
 
 
 def play_groups(run: GRPORun, pool: EnvPool, step: int) -> list[RolloutResult]:
@@ -484,6 +574,7 @@ def play_groups(run: GRPORun, pool: EnvPool, step: int) -> list[RolloutResult]:
     same initial state (a task's group stays on one rank); results in episode-id order."""
     cfg, config = run.cfg, run.config
     drawn = random.Random(f"{config.run.seed}-{step}").sample(run.task_ids, min(cfg.tasks_per_step, len(run.task_ids)))
+    generation_model(run)  # FSDP2: this step's weights into the copy rollouts sample from (a collective)
     if config.actor.backend == "vllm":
         run.backend.load_weights(vllm_sync.base_model_weights(run.policy.model))
     jobs = [RolloutJob(make_episode_id(config.env.name, cfg.split, task, run.policy.name, run.settings.arm,
@@ -513,8 +604,11 @@ def finish_step(run: GRPORun, step: int, results: list[RolloutResult], rewards: 
     if run.bank:
         metrics |= run.bank.after_step(step, episodes)
     evaluate_now = selection.due(config, step)
-    if evaluate_now and dist.is_main:
-        metrics |= selection.evaluate_dev(config, run.policy, run.run_dir, step, bank_path)
+    if evaluate_now:
+        model = generation_model(run)  # every rank: a sharded policy's copy is gathered by all
+        if dist.is_main:
+            metrics |= selection.evaluate_dev(config, dataclasses.replace(run.policy, model=model), run.run_dir,
+                                              step, bank_path)
     metrics["seconds"] = time.perf_counter() - began
     if dist.is_main:
         for episode in episodes:
@@ -522,8 +616,10 @@ def finish_step(run: GRPORun, step: int, results: list[RolloutResult], rewards: 
         with (run.run_dir / "metrics.jsonl").open("a") as handle:
             handle.write(json.dumps(metrics, sort_keys=True) + "\n")
         dist.log(metrics, step)
-        if step % cfg.checkpoint.every == 0 or step == cfg.steps or evaluate_now:
+    if step % cfg.checkpoint.every == 0 or step == cfg.steps or evaluate_now:
+        if dist.is_main or dist.sharded:  # every rank writes its shards of a sharded checkpoint
             save_checkpoint(run.run_dir, step, run.policy, run.optimizer, bank_path)
+        if dist.is_main:
             best = selection.write_best(config, run.run_dir) if config.select.every else None
             selection.prune_checkpoints(run.run_dir, cfg.checkpoint.keep, best and best["step"])
     dist.barrier()
