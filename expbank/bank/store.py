@@ -117,6 +117,13 @@ class BankError(UserError):
     """A bank directory that cannot be used as asked (damaged, wrong format, other embedder, read-only)."""
 
 
+def _damaged(where: object, err: ValidationError) -> BankError:
+    """One line naming the file and the first bad key of a bank file that failed validation."""
+    first = err.errors()[0]
+    key = ".".join(str(part) for part in first["loc"])
+    return BankError(f"{where}: bad '{key}': {first['msg']}; {DAMAGED}")
+
+
 class _DataGone(Exception):
     """A file of the data directory being opened is missing: damage, or a concurrent save removed it."""
 
@@ -198,9 +205,7 @@ def _parse_manifest(path: Path, raw: bytes) -> Manifest:
     try:
         manifest = Manifest.model_validate(record)
     except ValidationError as err:
-        first = err.errors()[0]
-        key = ".".join(str(part) for part in first["loc"])
-        raise BankError(f"{where}: bad '{key}': {first['msg']}; {DAMAGED}") from None
+        raise _damaged(where, err) from None
     missing = [name for name in META_FILES + VECTOR_FILES if name not in manifest.files]
     if missing:
         raise BankError(f"{where}: bad 'files': no '{missing[0]}'; {DAMAGED}")
@@ -334,9 +339,7 @@ class Bank:
         try:
             counters = _Counters.model_validate_json(raw)
         except ValidationError as err:
-            first = err.errors()[0]
-            key = ".".join(str(part) for part in first["loc"])
-            raise BankError(f"{file}: bad '{key}': {first['msg']}; {DAMAGED}") from None
+            raise _damaged(file, err) from None
         for entry_id, stats in counters.stats.items():
             row = self._row_of.get(entry_id)
             if row is None:
