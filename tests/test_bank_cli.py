@@ -12,9 +12,6 @@ from bank_data import alf_failure, alf_place, alf_transform, web_success
 from expbank.cli import main
 from expbank.trajectory import write_episodes
 
-BANK_MODULES = ["entry", "backend", "summarise", "embed", "store", "utility", "gate", "retrieval", "keys",
-                "build", "service", "bank_cli", "serve_cli"]
-
 
 def _run(capsys, *argv: str, status: int = 0) -> str:
     capsys.readouterr()
