@@ -228,8 +228,15 @@ class TrainConfig(Section):
     micro_batch_size: int = Field(
         8, ge=1, description="Rows per forward/backward pass (and the generation batch size during "
         "rollouts).")
+    update_micro_batch_size: int | None = Field(
+        None, ge=1, description="Rows per forward/backward pass of the update when it should differ from "
+        "`train.micro_batch_size`; `null`: 1 on a CPU (a 1k-token row costs ~1.6 GiB in the backward pass "
+        "there, and no padding is computed), `train.micro_batch_size` on a GPU.")
     max_grad_norm: float = Field(
         1.0, gt=0, description="Gradient clipping: the largest L2 norm of the gradient.")
+    gradient_checkpointing: bool = Field(
+        True, description="Recompute each layer's activations during the update's backward pass instead of "
+        "keeping them all (docs/benchmarks.md, \"Lean CPU\", has the memory it saves).")
     max_length: int = Field(2048, ge=16, description="Token cap of a training row (truncated from the left).")
     lora: TrainLoraConfig = Field(default_factory=TrainLoraConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
@@ -308,6 +315,20 @@ class SFTConfig(Section):
     lora: bool = Field(
         True, description="SFT trains LoRA adapters (`true`; rank, alpha and modules from `train.lora`) or "
         "all weights.")
+    micro_batch_size: int | None = Field(
+        None, ge=1, description="Records per forward/backward pass, gradients accumulating to `sft.batch_size` "
+        "(which it must divide); `null`: 1 on a CPU (no padding is computed and activations are smallest), "
+        "`sft.batch_size` on a GPU.")
+    gradient_checkpointing: bool = Field(
+        True, description="Recompute each layer's activations during the backward pass instead of keeping "
+        "them all (docs/benchmarks.md, \"Lean CPU\", has the memory it saves).")
+
+    @model_validator(mode="after")
+    def _micro_batches_fill_a_batch(self) -> SFTConfig:
+        if self.micro_batch_size is not None and self.batch_size % self.micro_batch_size:
+            raise ValueError(f"sft.micro_batch_size {self.micro_batch_size} must divide sft.batch_size "
+                             f"{self.batch_size}")
+        return self
 
 
 class Config(Section):

@@ -135,7 +135,8 @@ def run_ours(args: argparse.Namespace, prompts: list[list[dict]], memory: Memory
     lora = TrainLoraConfig(enabled=True, r=r, alpha=alpha, dropout=dropout, target_modules=targets)
     train = TrainConfig(lora=lora, learning_rate=args.learning_rate, group_size=args.group_size, beta=0.0, mu=1,
                         loss_aggregation="token_mean", scale_rewards=True, drop_zero_variance=False,
-                        micro_batch_size=args.micro_batch_size, max_grad_norm=1.0)
+                        micro_batch_size=args.micro_batch_size, update_micro_batch_size=args.micro_batch_size,
+                        gradient_checkpointing=False, max_grad_norm=1.0)  # as TRL runs here
     torch.manual_seed(args.seed)
     policy = build_policy(Config(actor=ActorConfig(model=args.model), train=train))
     optimizer = torch.optim.AdamW(list(policy.trainable().values()), lr=train.learning_rate)

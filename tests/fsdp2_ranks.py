@@ -31,7 +31,7 @@ from test_train_accelerate import synthetic_rows  # noqa: E402
 
 # rank 0 holds three rows and rank 1 one, then rank 0 all four and rank 1 none
 SHARES = ((3, 1), (4, 0))
-UPDATE = TrainConfig(micro_batch_size=2, max_grad_norm=0.5, beta=0.1, mu=2)
+UPDATE = TrainConfig(micro_batch_size=2, update_micro_batch_size=2, max_grad_norm=0.5, beta=0.1, mu=2)
 PROBE = torch.arange(5, 37).reshape(2, 16)  # token ids whose logits the export scenario compares
 
 
@@ -96,8 +96,8 @@ def scenario_export(out: Path) -> None:
     policy, _, dist = sharded_policy(out, 0.0)
     optimizer = torch.optim.AdamW(list(policy.trainable().values()), lr=1e-2)
     rows = synthetic_rows(policy.tokenizer)
-    update(policy, optimizer, my_rows(rows, SHARES[0], dist.rank), TrainConfig(micro_batch_size=2), 8,
-           policy.model, dist)
+    update(policy, optimizer, my_rows(rows, SHARES[0], dist.rank),
+           TrainConfig(micro_batch_size=2, update_micro_batch_size=2), 8, policy.model, dist)
     save_checkpoint(out / "run", 1, policy, optimizer)
     with torch.no_grad():
         logits = policy.model(input_ids=PROBE, attention_mask=torch.ones_like(PROBE)).logits

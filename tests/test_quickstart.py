@@ -47,6 +47,9 @@ def test_report_holds_every_arm_with_its_counts(finished: Path) -> None:
         assert (finished / "eval" / env / "plot_success.png").exists()
     metrics = (finished / "train" / "webshop" / "grpo" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["step"] for line in metrics] == [1]
+    stages = json.loads((finished / "stages.json").read_text())
+    # every stage records the peak memory of its process tree (a Python with its imports at least), under 4 GiB
+    assert all(0.05 < stage["peak_memory_gib"] < 4 for stage in stages.values()), stages
 
 
 def test_rerun_resumes_without_redoing_stages(finished: Path, monkeypatch, capsys) -> None:

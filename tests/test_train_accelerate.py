@@ -67,7 +67,7 @@ loaded = load_model("tiny-random", device="cpu", dtype="float32")
 policy = Policy(loaded.model, loaded.tokenizer, "tiny-random")
 dist = Distributed("none", out)
 model, optimizer = dist.prepare(policy.model, torch.optim.SGD(list(policy.trainable().values()), lr=1.0))
-cfg = TrainConfig(micro_batch_size=2, max_grad_norm=1e9)
+cfg = TrainConfig(micro_batch_size=2, update_micro_batch_size=2, max_grad_norm=1e9)
 rows = synthetic_rows(policy.tokenizer)
 for shares in ((3, 1), (4, 0)):  # rank 1 holds one row, then none
     mine = rows[: shares[0]] if dist.rank == 0 else rows[shares[0]:shares[0] + shares[1]]
@@ -98,7 +98,7 @@ def test_ranks_sum_to_the_one_process_gradient(tmp_path):
     loaded = load_model("tiny-random", device="cpu", dtype="float32")
     policy = Policy(loaded.model, loaded.tokenizer, "tiny-random")
     optimizer = torch.optim.SGD(list(policy.trainable().values()), lr=1.0)
-    cfg = TrainConfig(micro_batch_size=2, max_grad_norm=1e9)
+    cfg = TrainConfig(micro_batch_size=2, update_micro_batch_size=2, max_grad_norm=1e9)
     rows = synthetic_rows(policy.tokenizer)
     update(policy, optimizer, rows, cfg, 8)  # the union of (3, 1)
     update(policy, optimizer, rows, cfg, 8)  # the union of (4, 0)

@@ -38,6 +38,7 @@ from expbank.bank.store import Bank
 from expbank.bank.summarise import make_summariser
 from expbank.config import Config, config_from_tree, parse_override, set_dotted
 from expbank.errors import UserError
+from expbank.peak_memory import PeakMemory
 from expbank.training.actors.backends import make_backend
 from expbank.training.agent.collect import collect
 from expbank.training.evaluation.ablate import ablate, arm_config
@@ -307,7 +308,8 @@ def _get(tree: dict[str, Any], key: str) -> Any:
 
 
 def quickstart(root: str | Path, scale: Scale) -> dict[str, Any]:
-    """Run the stages not finished yet; returns ``stages.json`` (seconds and CPU seconds per stage)."""
+    """Run the stages not finished yet; returns ``stages.json`` (seconds, CPU seconds and the peak memory of
+    the whole process tree, environment workers included, per stage)."""
     layout = Layout(Path(root))
     done = prepare_dir(layout.root, scale)
     for number, stage in enumerate(STAGES, 1):
@@ -317,11 +319,14 @@ def quickstart(root: str | Path, scale: Scale) -> dict[str, Any]:
             continue
         print(f"== {header}", flush=True)
         began, cpu = time.perf_counter(), _cpu_seconds()
-        stage.run(scale, layout)
+        with PeakMemory() as peak:
+            stage.run(scale, layout)
         done[stage.name] = {"seconds": round(time.perf_counter() - began, 1),
-                            "cpu_seconds": round(_cpu_seconds() - cpu, 1)}
+                            "cpu_seconds": round(_cpu_seconds() - cpu, 1),
+                            "peak_memory_gib": round(peak.peak_gib, 2)}
         write_json(layout.root / "stages.json", done)
-        print(f"   {stage.name} finished in {done[stage.name]['seconds']:.0f} s", flush=True)
+        print(f"   {stage.name} finished in {done[stage.name]['seconds']:.0f} s, "
+              f"peak memory {done[stage.name]['peak_memory_gib']:.2f} GiB", flush=True)
     return done
 
 

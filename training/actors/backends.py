@@ -8,6 +8,7 @@ needs; API backends cannot give those.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from collections.abc import Iterable
@@ -34,6 +35,14 @@ class Generation:
 
 
 
+@functools.cache
+def _cache_argument() -> str:
+    """What ``forward``/``generate`` call the key-value cache (``past_key_values`` before transformers 5.2x)."""
+    from transformers.modeling_outputs import CausalLMOutputWithPast
+
+    return "cache" if "cache" in CausalLMOutputWithPast.__dataclass_fields__ else "past_key_values"
+
+
 def _cut_at_stop(text: str, stop: list[str]) -> str:
     """Keep the text up to and including the first stop string (generation may run a few tokens past it)."""
     cut = [text.index(s) + len(s) for s in stop if s in text]
@@ -41,7 +50,10 @@ def _cut_at_stop(text: str, stop: list[str]) -> str:
 
 
 class HFBackend:
-    """A local causal LM (CPU or GPU), batched left-padded generation, optional PEFT adapter."""
+    """A local causal LM (CPU or GPU), batched generation from a shared-prefix cache, optional PEFT adapter.
+
+    ``rowwise`` (default: on a CPU) prefills each prompt on its own instead of as a padded batch.
+    """
 
     def __init__(self, model: str, adapter: str | None = None, device: str | None = None, batch_size: int = 8):
         loaded = load_model(model, adapter=adapter, device=device)
@@ -49,6 +61,7 @@ class HFBackend:
         self.model, self.tokenizer = loaded.model, loaded.tokenizer
         self.batch_size = batch_size
         self.usage = UsageCounter()
+        self.rowwise = self.model.device.type == "cpu"
 
     @classmethod
     def wrap(cls, model, tokenizer, name: str, batch_size: int = 8) -> HFBackend:
@@ -56,6 +69,7 @@ class HFBackend:
         backend = cls.__new__(cls)
         backend.name, backend.model, backend.tokenizer = name, model, tokenizer
         backend.batch_size, backend.usage = batch_size, UsageCounter()
+        backend.rowwise = model.device.type == "cpu"
         return backend
 
     def render(self, conversation: list[dict]) -> str:
@@ -63,46 +77,109 @@ class HFBackend:
         return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
 
     def generate(self, messages: list[list[dict]], **sampling: Any) -> list[str]:
-        return [g.text for g in self.generate_tokens(messages, **sampling)]
+        return [g.text for g in self.generate_tokens(messages, logprobs=False, **sampling)]
 
     def generate_tokens(self, messages: list[list[dict]], temperature: float = 0.0, max_new_tokens: int = 128,
-                        stop: list[str] | None = None, seed: int | None = None, **_: Any) -> list[Generation]:
-        """Generate one reply per conversation in batches; stop strings end a reply early."""
+                        stop: list[str] | None = None, seed: int | None = None, logprobs: bool = True,
+                        **_: Any) -> list[Generation]:
+        """Generate one reply per conversation in batches; stop strings end a reply early. ``logprobs=False``
+        skips the full-vocabulary scores of every generated position (``generate`` needs only the text)."""
         import torch
 
         stop = [ACTION_STOP] if stop is None else list(stop)
         results: list[Generation] = []
         if seed is not None:
             torch.manual_seed(seed)
+        eos = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
         for start in range(0, len(messages), self.batch_size):
             batch = messages[start: start + self.batch_size]
-            texts = [self.render(conversation) for conversation in batch]
-            encoded = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
-            encoded = encoded.to(self.model.device)
+            prompts = [self.tokenizer(self.render(conversation), add_special_tokens=False)["input_ids"]
+                       for conversation in batch]
+            ids, attention, cache = self._prefill(prompts)
             sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
             with torch.no_grad():
                 out = self.model.generate(
-                    **encoded, max_new_tokens=max_new_tokens, stop_strings=stop or None, tokenizer=self.tokenizer,
-                    pad_token_id=self.tokenizer.pad_token_id, output_scores=True, return_dict_in_generate=True,
-                    top_k=None, top_p=None, **sampling,
+                    input_ids=ids, attention_mask=attention, **{_cache_argument(): cache}, max_new_tokens=max_new_tokens,
+                    stop_strings=stop or None, tokenizer=self.tokenizer, pad_token_id=self.tokenizer.pad_token_id,
+                    output_scores=logprobs, return_dict_in_generate=True, top_k=None, top_p=None, **sampling,
                 )
-            width = encoded["input_ids"].shape[1]
-            logprobs = torch.stack(out.scores, dim=1).log_softmax(-1) if out.scores else None
-            for row, sequence in enumerate(out.sequences):
+            width = ids.shape[1]
+            scores = torch.stack(out.scores, dim=1).log_softmax(-1) if logprobs and out.scores else None
+            for row, (prompt, sequence) in enumerate(zip(prompts, out.sequences, strict=True)):
                 completion = sequence[width:].tolist()
                 # drop padding/eos after the reply ends
-                eos = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
                 length = next((i + 1 for i, tok in enumerate(completion) if tok in eos), len(completion))
                 completion = completion[:length]
-                prompt = encoded["input_ids"][row][encoded["attention_mask"][row].bool()].tolist()
-                token_logprobs = [] if logprobs is None else [
-                    float(logprobs[row, i, tok]) for i, tok in enumerate(completion)]
+                token_logprobs = [] if scores is None else [
+                    float(scores[row, i, tok]) for i, tok in enumerate(completion)]
                 text = _cut_at_stop(self.tokenizer.decode(completion, skip_special_tokens=True), stop)
                 results.append(Generation(text, prompt, completion, token_logprobs))
                 self.usage.prompt_tokens += len(prompt)
                 self.usage.completion_tokens += len(completion)
             self.usage.calls += 1
         return results
+
+    def _prefill(self, prompts: list[list[int]]) -> tuple[Any, Any, Any]:
+        """The batch's ids and attention mask, and a cache holding the keys and values of every prompt token
+        but the last, for ``generate`` to continue from.
+
+        Rows are laid out as ``prefix | padding | rest of the prompt``, where the prefix is what every prompt
+        of the batch shares (the system prompt and the start of the user turn): it goes through the model
+        once per batch, not once per row. The padding is masked out and ``generate`` numbers positions from
+        the mask, so every token keeps the position it has in its own prompt and the replies are those of
+        left-padded prompts. With ``self.rowwise`` (the default on a CPU) each row's rest also goes through
+        the model on its own, so no padding is computed at all (prompt lengths vary a lot: padding was 30 %
+        of the prefill here); otherwise (a GPU) ``generate`` prefills the rests as one padded batch.
+        """
+        import torch
+        from transformers import DynamicCache
+
+        shared = min(_common_prefix(prompts), min(len(p) for p in prompts) - 1)  # one uncached token per row
+        width = max(len(p) for p in prompts)
+        pad = self.tokenizer.pad_token_id
+        rows = [p[:shared] + [pad] * (width - len(p)) + p[shared:] for p in prompts]
+        masks = [[1] * shared + [0] * (width - len(p)) + [1] * (len(p) - shared) for p in prompts]
+        device = self.model.device
+        ids, attention = torch.tensor(rows, device=device), torch.tensor(masks, device=device)
+        with torch.no_grad():
+            prefix = self._forward(ids[:1, :shared], DynamicCache()) if shared else None
+            if not self.rowwise:
+                if prefix is None:
+                    return ids, attention, None
+                return ids, attention, DynamicCache([(k.expand(len(rows), -1, -1, -1), v.expand(len(rows), -1, -1, -1))
+                                                     for k, v in prefix])
+            stitched: list[tuple[Any, Any]] = []
+            for row, prompt in enumerate(prompts):
+                rest = prompt[shared:-1]
+                layers = prefix or []
+                if rest:
+                    cache = DynamicCache(prefix) if prefix else DynamicCache()
+                    layers = self._forward(torch.tensor([rest], device=device), cache)
+                if not layers:
+                    continue  # a one-token prompt sharing nothing: generate computes it
+                if not stitched:
+                    stitched = [(k.new_zeros(len(rows), k.shape[1], width - 1, k.shape[3]),
+                                 v.new_zeros(len(rows), v.shape[1], width - 1, v.shape[3])) for k, v in layers]
+                start = width - len(prompt) + shared  # where the row's rest begins
+                for (keys, values), (k, v) in zip(stitched, layers, strict=True):
+                    keys[row, :, :shared], values[row, :, :shared] = k[0, :, :shared], v[0, :, :shared]
+                    keys[row, :, start:], values[row, :, start:] = k[0, :, shared:], v[0, :, shared:]
+        return ids, attention, DynamicCache(stitched) if stitched else None
+
+    def _forward(self, ids: Any, cache: Any) -> list[tuple[Any, Any]]:
+        """Run ``ids`` through the model after ``cache``; the keys and values of every layer, cache included."""
+        out = self.model(input_ids=ids, **{_cache_argument(): cache}, use_cache=True, logits_to_keep=1)
+        return [(layer.keys, layer.values) for layer in getattr(out, _cache_argument()).layers]
+
+
+def _common_prefix(rows: list[list[int]]) -> int:
+    """How many leading tokens every row shares."""
+    shortest = min(len(row) for row in rows)
+    for i in range(shortest):
+        token = rows[0][i]
+        if any(row[i] != token for row in rows[1:]):
+            return i
+    return shortest
 
 
 class VLLMBackend:

@@ -129,17 +129,19 @@ def resolve_checkpoint(name: str) -> tuple[str, str | None]:
 
 
 def set_cpu_threads() -> int:
-    """Leave one core to the environment workers (``$EXPBANK_TORCH_THREADS`` overrides).
+    """One torch thread per core (``$EXPBANK_TORCH_THREADS`` overrides).
 
-    On a small CPU machine, torch's default of one thread per core competes with the env pool's
-    processes and OpenMP's spinning threads then slow generation down by an order of magnitude
-    (measured here: 11 s vs 0.6 s for the same batch on 2 cores).
+    Generation and training never run beside busy environment workers (a rollout steps its environments
+    between generate calls), so every core can go to torch. Another busy process on the machine is
+    another matter: torch's threads then wait for each other at every operation, and on 2 cores two threads
+    beside one busy process generated 5x slower than one thread (docs/benchmarks.md, "Lean CPU"); set
+    ``EXPBANK_TORCH_THREADS=1`` on a shared machine.
     """
     import os
 
     import torch
 
-    threads = int(os.environ.get("EXPBANK_TORCH_THREADS") or max(1, (os.cpu_count() or 2) - 1))
+    threads = int(os.environ.get("EXPBANK_TORCH_THREADS") or os.cpu_count() or 1)
     torch.set_num_threads(threads)
     return threads
 

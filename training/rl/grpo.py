@@ -215,6 +215,8 @@ def build_policy(config: Config, device: torch.device | None = None) -> Policy:
         model = get_peft_model(model, LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha,
                                                  lora_dropout=cfg.lora.dropout, task_type="CAUSAL_LM",
                                                  target_modules=cfg.lora.target_modules))
+    if cfg.gradient_checkpointing:  # the update keeps each layer's input, not its activations
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     is_peft = hasattr(model, "disable_adapter")
     reference, reference_adapter = None, None
     if cfg.beta > 0 and not is_peft:
@@ -351,7 +353,10 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
     if count == 0:  # every group was dropped on every rank: nothing to learn from
         return {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
     normaliser = normaliser_of(tokens, count, cfg, max_new_tokens)
-    chunks = [rows[i: i + cfg.micro_batch_size] for i in range(0, len(rows), cfg.micro_batch_size)]
+    # rows of similar length share a micro-batch, so little padding is computed (the loss is a sum over rows)
+    rows = sorted(rows, key=lambda row: len(row[0]), reverse=True)
+    size = cfg.update_micro_batch_size or (1 if dist.device.type == "cpu" else cfg.micro_batch_size)
+    chunks = [rows[i: i + size] for i in range(0, len(rows), size)]
     padding = [([pad_id, pad_id], [0, 0], 0.0)]
     chunks += [padding] * (dist.most(len(chunks)) - len(chunks))
     tensors = []

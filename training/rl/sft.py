@@ -50,11 +50,14 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
         rows["input_ids"].append(ids)
         rows["assistant_masks"].append(mask)
     out = Path(out)
+    micro = cfg.micro_batch_size or (cfg.batch_size if torch.cuda.is_available() else 1)
     args = SFTConfig(output_dir=str(out / "trainer"), num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate,
-                     per_device_train_batch_size=cfg.batch_size, logging_steps=10, save_strategy="no",
+                     per_device_train_batch_size=micro,
+                     gradient_accumulation_steps=cfg.batch_size // micro, logging_steps=10, save_strategy="no",
                      report_to="none", bf16=False, use_cpu=not torch.cuda.is_available(), seed=config.run.seed,
                      max_length=cfg.max_length, lr_scheduler_type="constant", disable_tqdm=not progress,
-                     gradient_checkpointing=False)
+                     gradient_checkpointing=cfg.gradient_checkpointing,
+                     gradient_checkpointing_kwargs={"use_reentrant": False})
     shape = config.train.lora
     peft_config = LoraConfig(r=shape.r, lora_alpha=shape.alpha, task_type="CAUSAL_LM",
                              target_modules=shape.target_modules) if cfg.lora else None
