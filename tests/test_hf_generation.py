@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
+import psutil
 import pytest
 import torch
 
-from expbank.peak_memory import PeakMemory
+from expbank.peak_memory import PeakMemory, tree_rss
 from expbank.training.actors.backends import HFBackend, _common_prefix
 from expbank.training.actors.models import load_model
 
@@ -68,9 +70,14 @@ def test_prefix_is_never_the_whole_prompt(loaded):
 def test_peak_memory_counts_children():
     """A child holding ~400 MB raises the tree's peak by about that much (``ru_maxrss`` of this process would
     not see it)."""
-    hold = "import time; block = bytearray(400 * 2**20); block[::4096] = b'x' * len(block[::4096]); time.sleep(1.5)"
+    hold = ("import sys; block = bytearray(400 * 2**20); block[::4096] = b'x' * len(block[::4096]); "
+            "print('ready', flush=True); sys.stdin.read()")
     with PeakMemory(interval_s=0.02) as peak:
-        subprocess.run([sys.executable, "-c", hold], check=True)
-    with PeakMemory(interval_s=0.02) as idle:
-        subprocess.run([sys.executable, "-c", "import time; time.sleep(1.5)"], check=True)
-    assert peak.peak_bytes - idle.peak_bytes > 350 * 2**20
+        base = tree_rss(psutil.Process())
+        child = subprocess.Popen([sys.executable, "-c", hold], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert child.stdout.readline() == b"ready\n"
+        deadline = time.monotonic() + 10  # the child holds its memory until the sampler has had time to see it
+        while peak.peak_bytes - base < 350 * 2**20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child.communicate(b"")
+    assert peak.peak_bytes - base > 350 * 2**20

@@ -57,20 +57,19 @@ class HFBackend:
 
     def __init__(self, model: str, adapter: str | None = None, device: str | None = None, batch_size: int = 8):
         loaded = load_model(model, adapter=adapter, device=device)
-        self.name = model
-        self.model, self.tokenizer = loaded.model, loaded.tokenizer
-        self.batch_size = batch_size
-        self.usage = UsageCounter()
-        self.rowwise = self.model.device.type == "cpu"
+        self._hold(loaded.model, loaded.tokenizer, model, batch_size)
 
     @classmethod
     def wrap(cls, model, tokenizer, name: str, batch_size: int = 8) -> HFBackend:
         """A backend over a model already in memory (the policy being trained)."""
         backend = cls.__new__(cls)
-        backend.name, backend.model, backend.tokenizer = name, model, tokenizer
-        backend.batch_size, backend.usage = batch_size, UsageCounter()
-        backend.rowwise = model.device.type == "cpu"
+        backend._hold(model, tokenizer, name, batch_size)
         return backend
+
+    def _hold(self, model, tokenizer, name: str, batch_size: int) -> None:
+        self.name, self.model, self.tokenizer = name, model, tokenizer
+        self.batch_size, self.usage = batch_size, UsageCounter()
+        self.rowwise = model.device.type == "cpu"
 
     def render(self, conversation: list[dict]) -> str:
         """The chat-template text the model sees (generation prompt appended)."""
@@ -99,8 +98,8 @@ class HFBackend:
             sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
             with torch.no_grad():
                 out = self.model.generate(
-                    input_ids=ids, attention_mask=attention, **{_cache_argument(): cache}, max_new_tokens=max_new_tokens,
-                    stop_strings=stop or None, tokenizer=self.tokenizer, pad_token_id=self.tokenizer.pad_token_id,
+                    input_ids=ids, attention_mask=attention, **{_cache_argument(): cache},
+                    max_new_tokens=max_new_tokens, stop_strings=stop or None, tokenizer=self.tokenizer, pad_token_id=self.tokenizer.pad_token_id,
                     output_scores=logprobs, return_dict_in_generate=True, top_k=None, top_p=None, **sampling,
                 )
             width = ids.shape[1]
@@ -146,7 +145,8 @@ class HFBackend:
             if not self.rowwise:
                 if prefix is None:
                     return ids, attention, None
-                return ids, attention, DynamicCache([(k.expand(len(rows), -1, -1, -1), v.expand(len(rows), -1, -1, -1))
+                batch = len(rows)
+                return ids, attention, DynamicCache([(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1))
                                                      for k, v in prefix])
             stitched: list[tuple[Any, Any]] = []
             for row, prompt in enumerate(prompts):
