@@ -19,7 +19,8 @@ GPU needs. The memory model, in bytes (GiB = 2**30 bytes):
   head) and two decoder layers in bf16, and the largest unit's unsharded gradient in bf16 and fp32 (6 per
   parameter) before it is reduce-scattered;
 - activations: see :func:`saved_bytes_per_token`; per GPU for ``micro_batch_size × max_length`` tokens,
-  without gradient checkpointing (the trainer does not enable it);
+  counted without gradient checkpointing, so an upper bound when ``train.gradient_checkpointing`` is on (the
+  default);
 - ``actor.backend: vllm``: a colocated engine per GPU holds its own bf16 copy of the weights, a runtime
   allowance, and the KV cache for the episodes one rank plays at once, each up to ``max_length`` tokens.
 
