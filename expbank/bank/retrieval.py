@@ -16,8 +16,8 @@ import numpy as np
 
 from expbank.bank.entry import KINDS, Entry
 from expbank.bank.keys import task_key_text
+from expbank.bank.render import render_item
 from expbank.bank.store import Bank
-from expbank.bank.summarise import truncate_tokens
 from expbank.errors import UserError
 
 Key = Literal["both", "task", "situation"]
@@ -110,20 +110,10 @@ def _query_vectors(bank: Bank, query: str | None, task: str | None, observation:
 def format_experience(entries: Iterable[Entry], source_chars: int = 200, max_tokens: int = 256) -> str:
     """The ``<experience>`` block of docs/design.md §5 (bank and raw-replay arms alike).
 
-    Each item's guidance (with its actions) is capped at ``max_tokens``, the same cap for both arms.
+    Each item is :func:`~expbank.bank.render.render_item`, the text the write gate scanned: the source
+    observation quoted as data, guidance (with its actions) capped at ``max_tokens``, the same cap for both arms.
     """
     lines = ["<experience>"]
-    for i, entry in enumerate(entries, start=1):
-        source = " ".join(entry.source_observation.split())
-        if len(source) > source_chars:
-            source = source[: source_chars - 1].rstrip() + "…"
-        guidance = entry.guidance
-        if entry.actions:
-            guidance += " Actions: " + "; ".join(entry.actions)
-        outcome = "success" if entry.outcome.success else "failure"
-        situation = " ".join(entry.situation.split())
-        guidance = truncate_tokens(" ".join(guidance.split()), max_tokens)
-        lines.append(f"[{i}] situation: {situation} | source: {source} | guidance: {guidance} "
-                     f"| outcome: {outcome} | from task: {entry.task}")
+    lines += [render_item(i, entry, source_chars, max_tokens) for i, entry in enumerate(entries, start=1)]
     lines.append("</experience>")
     return "\n".join(lines)

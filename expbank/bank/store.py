@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from expbank.bank.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
 from expbank.bank.entry import Entry, Stats, merge_into, now_iso
-from expbank.bank.gate import GateAction, apply_gate
+from expbank.bank.gate import GateAction, gate_entries
 from expbank.bank.keys import task_key_text
 from expbank.bank.utility import utility
 from expbank.errors import UserError
@@ -466,17 +466,15 @@ class Bank:
         self.require_writable("add")
         report = AddReport()
         entries = list(entries)
-        staged: list[Entry] = []
-        for entry in entries:
-            entry = entry if entry.id else entry.with_content_id()
-            if gate:
-                checked = apply_gate(entry, self.settings.gate_action)
-                if checked.provenance.trust == "quarantined":
-                    report.quarantined.append(checked.id)
-                elif checked.provenance.redactions != entry.provenance.redactions:
-                    report.redacted.append(checked.id)
-                entry = checked
-            staged.append(entry)
+        staged = [entry if entry.id else entry.with_content_id() for entry in entries]
+        if gate:  # one batched gate call: the detector embeds every window of the batch at once
+            checked = gate_entries(staged, self.settings.gate_action)
+            for before, after in zip(staged, checked, strict=True):
+                if after.provenance.trust == "quarantined":
+                    report.quarantined.append(after.id)
+                elif after.provenance.redactions != before.provenance.redactions:
+                    report.redacted.append(after.id)
+            staged = checked
         if not staged:
             return report
         if vectors is None:
