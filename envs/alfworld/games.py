@@ -23,7 +23,9 @@ from expbank.envs.alfworld.authoring import TASK_TYPES
 from expbank.envs.errors import EnvDataError
 
 BUNDLED_ROOT = Path(__file__).resolve().parent.parent / "data" / "alfworld"
-SPLITS = ("train", "dev", "valid_seen", "valid_unseen")
+# `visits` is a split of the project's own families only (envs/alfworld/households.py): episodes that feed a
+# bank and are never trained on.
+SPLITS = ("train", "dev", "valid_seen", "valid_unseen", "visits")
 # Full ALFWorld data has no dev split: every DEV_EVERY-th train game (sorted task ids, starting with
 # the first) is held out as `dev` for model selection, and `train` is the rest.
 DEV_EVERY = 25
@@ -34,6 +36,21 @@ GETTING_DATA = (
     "by default ~/.cache/alfworld) and pass that folder as data_dir or in $ALFWORLD_DATA; "
     "or leave data_dir unset (and $ALFWORLD_DATA unset) to use the bundled games."
 )
+
+
+def task_parts(task_id: str) -> dict[str, str] | None:
+    """The fields of an ALFWorld task id's folder name, ``<task_type>-<Obj>-<MovableRecep>-<Recep>-<scene>``
+    (official data and the project's families alike), or None for another name."""
+    parts = task_id.split("/", 1)[0].split("-")
+    if len(parts) != 5 or not parts[4].isdigit():
+        return None
+    return dict(zip(("task_type", "object", "movable", "receptacle", "room"), parts, strict=True))
+
+
+def room_of(task_id: str) -> str | None:
+    """The room (ALFRED scene number) a task plays in; None when the id does not name one."""
+    parts = task_parts(task_id)
+    return parts["room"] if parts else None
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,8 @@ import json
 import random
 from pathlib import Path
 
-from expbank.envs.alfworld.authoring import (
-    Scene,
-    Task,
-    check_walkthrough,
-    plan_walkthrough,
-    traj_data,
-    write_game_source,
-)
-from expbank.envs.alfworld.games import goal_grammar
+from expbank.envs.alfworld.authoring import Scene, Task
+from expbank.envs.alfworld.families import FamilyGame, write_family
 
 SURFACES = ("CoffeeTable", "CounterTop", "DiningTable", "Shelf", "SideTable")
 TARGETS = SURFACES + ("GarbageCan",)
@@ -93,64 +86,29 @@ def walkthrough(obj: str, place: str, target: str, search_order: tuple[str, ...]
 def write_search_games(root: Path, seed: int = 0, train_variants: int = 1, progress: bool = False,
                        triples: dict[str, list[tuple[str, str, str]]] | None = None, searching: bool = False,
                        home_first: float = 0.0) -> Path:
-    """Write the whole family under ``root`` (train, dev, valid_unseen).
-
-    The first game's walkthrough is played on the engine: it settles the command vocabulary (every later one is
-    built the same way; playing each would cost ~2 s a game, and ``expbank collect`` plays them anyway). In
-    another vocabulary every walkthrough comes from the planner instead (the shortest, so not searching).
+    """Write the whole family under ``root`` (train, dev, valid_unseen) with :func:`write_family`.
 
     ``train_variants`` games per train triple, each with other distractors (more demonstrations to imitate);
     ``triples`` replaces :func:`search_triples` (a few games for tests, or :func:`home_triples`);
     ``searching`` stores walkthroughs that look at the surfaces in a random order (drawn per game), which
     starts at the object's place with probability ``home_first`` (demonstrations that know the homes a little).
-
-    Writing into ``root`` happens in a staging folder that is renamed at the end, so an interrupted run
-    leaves no half-written data behind; an existing complete folder is returned as it is.
+    An existing complete folder is returned as it is.
     """
-    import shutil
-    import tempfile
-
-    from alfworld.info import ALFRED_PDDL_PATH, ALFRED_TWL2_PATH
-    from tqdm import tqdm
-
-    root = Path(root)
-    if (root / "COMPLETE").exists():
-        return root
-    domain, grammar = Path(ALFRED_PDDL_PATH).read_text(), Path(ALFRED_TWL2_PATH).read_text()
-    root.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{root.name}-", dir=root.parent))
+    if (Path(root) / "COMPLETE").exists():
+        return Path(root)
     rng = random.Random(seed)
-    games = [(split, i, triple) for split, triples in (triples or search_triples(seed)).items()
-             for i, triple in enumerate(t for t in triples for _ in range(train_variants if split == "train" else 1))]
-    planner: bool | None = None
-    for split, index, (obj, place, target) in tqdm(games, desc="search games", disable=not progress):
+    rows = [(split, i, triple) for split, triples in (triples or search_triples(seed)).items()
+            for i, triple in enumerate(t for t in triples for _ in range(train_variants if split == "train" else 1))]
+    games = []
+    for split, index, (obj, place, target) in rows:
         scene, task = search_game(obj, place, target, rng)
-        trial = f"trial_S{seed}_{split[:2]}{index:03d}"
         order = tuple(rng.sample(SURFACES, len(SURFACES))) if searching else ()
         if home_first and rng.random() < home_first:
             order = (place,) + tuple(s for s in order if s != place)
-        plan = walkthrough(obj, place, target, order)
-        folder = write_game_source(staging / split, scene, task, trial, plan)
-        task_id = folder.relative_to(staging / split).as_posix()
-        game = {"pddl_domain": domain, "grammar": goal_grammar(grammar, traj_data(scene, task, trial), task_id),
-                "pddl_problem": (folder / "initial_state.pddl").read_text(), "solvable": True, "walkthrough": plan}
-        (folder / "game.tw-pddl").write_text(json.dumps(game))
-        if planner is None:  # the first game settles which command vocabulary the installed ALFWorld speaks
-            try:
-                check_walkthrough(folder / "game.tw-pddl", plan)
-                planner = False
-            except RuntimeError:
-                planner = True
-        if planner:  # another ALFWorld command vocabulary: ask the planner, then store its plan
-            game["walkthrough"] = plan_walkthrough(folder / "game.tw-pddl")
-            write_game_source(staging / split, scene, task, trial, game["walkthrough"])
-            (folder / "game.tw-pddl").write_text(json.dumps(game))
-    (staging / "COMPLETE").write_text(json.dumps({"seed": seed, "train_variants": train_variants, "games": len(games),
-                                                  "searching": searching, "home_first": home_first}) + "\n")
-    if root.exists():
-        shutil.rmtree(root)
-    staging.rename(root)
-    return root
+        games.append(FamilyGame(split, f"trial_S{seed}_{split[:2]}{index:03d}", scene, task,
+                                walkthrough(obj, place, target, order)))
+    meta = {"seed": seed, "train_variants": train_variants, "searching": searching, "home_first": home_first}
+    return write_family(Path(root), games, meta, progress, desc="search games")
 
 
 def main() -> None:

@@ -1,0 +1,202 @@
+"""The ``households`` game family: rooms where where a food is kept can only be known from past episodes.
+
+Each household is one room (a scene number of its own) with its own receptacles, some closed (cabinets,
+drawers, a fridge, a microwave), so the first observation ("you see a cabinet 2, a cabinet 1, a countertop
+1, …") tells households apart the way a real room does. Households draw their receptacles from one small
+pool, so many look alike and retrieval has to tell them apart. Each household keeps each food of
+:data:`FOODS` in one fixed place, drawn uniformly from its receptacles: the egg is always in drawer 1 in one
+household and on shelf 2 in another. Every task is ``pick_and_place_simple``. With the step limit of
+:data:`STEP_LIMIT` actions, a food on an open surface allows one wrong look (go, take, go, move = 4) and a
+food behind a door none (go, open, take, go, move = 5).
+
+Splits (:func:`household_games`):
+
+- ``train`` / ``dev``: the *training households* (the policy's SFT records, GRPO games and model selection);
+  ``train`` puts each food in the garbage can, ``dev`` puts some foods on a surface.
+- ``valid_unseen``: the *held-out households* (never trained in), each food into the garbage can.
+- ``visits``: in every household, each food carried to a surface: the expert's walkthroughs of these other
+  tasks are the bank's only source for the held-out households and are never trained on.
+
+So a policy without memory cannot know a held-out household's placements, and a bank built from the visits
+can. :func:`no_memory_ceiling` is the best any policy computable from the training households does on the
+held-out panel (it ranks places by how often the food was kept there in training households). Everything is
+fixed by ``seed``; docs/training.md ("The households panel") says why the family measures what it measures.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from expbank.envs.alfworld.authoring import Scene, Task
+from expbank.envs.alfworld.families import FamilyGame, write_family
+
+FOODS = ("Apple", "Bread", "Egg", "Lettuce", "Potato", "Tomato")
+SURFACES = ("CoffeeTable", "CounterTop", "DiningTable", "Desk", "Shelf", "SideTable")
+CLOSED = ("Cabinet", "Drawer", "Fridge", "Microwave")  # opened before their contents show
+SINGLE = ("Fridge", "Microwave")  # at most one per room
+DISTRACTORS = ("Book", "Bowl", "Cup", "Mug", "Plate", "Vase")
+TARGET = "GarbageCan"
+STEP_LIMIT = 5
+FIRST_SCENE = 700  # household i is scene FIRST_SCENE + i
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What determines a households build (its fields go into ``COMPLETE``)."""
+
+    seed: int = 0
+    train_households: int = 24
+    held_out_households: int = 8
+    foods: int = len(FOODS)
+    dev_games: int = 12
+
+
+@dataclass(frozen=True)
+class Household:
+    scene: Scene
+    places: dict[str, int]  # food -> receptacle index in scene.receptacles
+
+    @property
+    def number(self) -> int:
+        return self.scene.number
+
+    def place(self, food: str) -> str:
+        """``"drawer 1"``: the receptacle as ALFWorld names it."""
+        return receptacle_names(self.scene)[self.places[food]]
+
+
+def receptacle_names(scene: Scene) -> list[str]:
+    """The names ALFWorld shows for ``scene.receptacles``, in order.
+
+    ALFWorld's demangler numbers the instances of a class backwards (of ``Drawer_bar_1`` and ``Drawer_bar_2``,
+    the first is "drawer 2"); under ten instances a class, sorted ids are in the authored order.
+    """
+    classes = [spec.rstrip("*") for spec in scene.receptacles]
+    totals, seen = Counter(classes), Counter()
+    names = []
+    for cls in classes:
+        seen[cls] += 1
+        names.append(f"{cls.lower()} {totals[cls] - seen[cls] + 1}")
+    return names
+
+
+def _room(rng: random.Random) -> tuple[str, ...]:
+    """3-4 kinds of surface (1-2 of each) and 2-3 kinds of closed receptacle, plus the garbage can."""
+    receptacles = []
+    for cls in sorted(rng.sample(SURFACES, rng.randint(3, 4))):
+        receptacles += [cls] * rng.randint(1, 2)
+    for cls in sorted(rng.sample(CLOSED, rng.randint(2, 3))):
+        receptacles += [f"{cls}*"] * (1 if cls in SINGLE else rng.randint(1, 2))
+    return (*receptacles, TARGET)
+
+
+def households(recipe: Recipe) -> list[Household]:
+    """Training households first, then held-out ones; no two share a receptacle layout."""
+    rng = random.Random(recipe.seed)
+    foods = FOODS[:recipe.foods]
+    found: list[Household] = []
+    layouts: set[tuple[str, ...]] = set()
+    while len(found) < recipe.train_households + recipe.held_out_households:
+        receptacles = _room(rng)
+        if receptacles in layouts:
+            continue
+        layouts.add(receptacles)
+        holders = [i for i, r in enumerate(receptacles) if r != TARGET]
+        places = {food: rng.choice(holders) for food in foods}
+        objects: dict[str, tuple[int, ...]] = {food: (place,) for food, place in places.items()}
+        for distractor in rng.sample(DISTRACTORS, 3):
+            objects[distractor] = (rng.choice(holders),)
+        found.append(Household(Scene(FIRST_SCENE + len(found), receptacles, objects), places))
+    return found
+
+
+def walkthrough(household: Household, food: str, target: str) -> list[str]:
+    """The shortest win: go to the food's place (open it if closed), take it, go to the target, put it there."""
+    place = household.place(food)
+    closed = household.scene.receptacles[household.places[food]].endswith("*")
+    obj = f"{food.lower()} 1"
+    return ([f"go to {place}"] + ([f"open {place}"] if closed else [])
+            + [f"take {obj} from {place}", f"go to {target.lower()} 1", f"move {obj} to {target.lower()} 1"])
+
+
+def _surface_targets(household: Household, food: str) -> list[str]:
+    """Surface classes of the room the food may be carried to (not the class it already lies on)."""
+    here = household.scene.receptacles[household.places[food]]
+    return sorted({r for r in household.scene.receptacles if r in SURFACES and r != here})
+
+
+def household_games(recipe: Recipe) -> list[FamilyGame]:
+    """Every game of the family (see the module docstring for the splits)."""
+    rng = random.Random(recipe.seed + 1)
+    homes = households(recipe)
+    foods = FOODS[:recipe.foods]
+    training = homes[:recipe.train_households]
+    games: list[FamilyGame] = []
+
+    def add(split: str, home: Household, food: str, target: str) -> None:
+        trial = f"trial_H{home.number}_{split[:2]}{sum(g.split == split for g in games):03d}"
+        games.append(FamilyGame(split, trial, home.scene, Task("pick_and_place_simple", food, target),
+                                walkthrough(home, food, target)))
+
+    visit_targets = {}
+    for home in homes:
+        for food in foods:
+            visit_targets[home.number, food] = rng.choice(_surface_targets(home, food))
+    for home in training:
+        for food in foods:
+            add("train", home, food, TARGET)
+    pairs = [(home, food) for home in training for food in foods]
+    for home, food in rng.sample(pairs, min(recipe.dev_games, len(pairs))):
+        others = [t for t in _surface_targets(home, food) if t != visit_targets[home.number, food]]
+        add("dev", home, food, rng.choice(others or _surface_targets(home, food)))
+    for home in homes[recipe.train_households:]:
+        for food in foods:
+            add("valid_unseen", home, food, TARGET)
+    for home in homes:
+        for food in foods:
+            add("visits", home, food, visit_targets[home.number, food])
+    return games
+
+
+def write_households(root: Path, recipe: Recipe = Recipe(), progress: bool = False) -> Path:
+    """Write the family under ``root`` (official data layout; pass it as ``env.data_dir``)."""
+    return write_family(Path(root), household_games(recipe), {"family": "households", **asdict(recipe)},
+                        progress, desc="households games")
+
+
+def _look_cost(scene: Scene, index: int) -> int:
+    return 2 if scene.receptacles[index].endswith("*") else 1
+
+
+def no_memory_ceiling(recipe: Recipe) -> dict:
+    """The best no-memory policy computable from the training households, played out on the held-out panel.
+
+    For each food it ranks the receptacles (``"drawer 1"``) by how often the training households kept that
+    food there (ties: cheapest look first, then name); in a held-out room it looks at the room's receptacles
+    in that order while the step limit still leaves the three steps a find needs (take, go, put). The returned
+    ``rate`` is the share of held-out games it wins: no policy trained only on training households can know
+    more about a held-out room than these frequencies.
+    """
+    homes = households(recipe)
+    foods = FOODS[:recipe.foods]
+    training, held_out = homes[:recipe.train_households], homes[recipe.train_households:]
+    frequency = {food: Counter(home.place(food) for home in training) for food in foods}
+    won = 0
+    for home in held_out:
+        names = receptacle_names(home.scene)
+        for food in foods:
+            order = sorted((i for i, r in enumerate(home.scene.receptacles) if r != TARGET),
+                           key=lambda i: (-frequency[food][names[i]], _look_cost(home.scene, i), names[i]))
+            steps = 0
+            for index in order:
+                steps += _look_cost(home.scene, index)
+                if steps + 3 > STEP_LIMIT:
+                    break
+                if index == home.places[food]:
+                    won += 1
+                    break
+    games = len(held_out) * len(foods)
+    return {"won": won, "games": games, "rate": won / games if games else 0.0}
