@@ -107,6 +107,14 @@ class MemoryConfig(Section):
     source: Literal["matched", "none", "random"] = Field(
         "matched", description="Source-observation counterfactual: show each entry's own source observation "
         "(`matched`), none, or another entry's (`random`).")
+    rooms: Literal["any", "other"] = Field(
+        "any", description="`other`: never show entries made in the episode's own ALFWorld room (scene), the "
+        "wrong-facts counterfactual (`sft-bank-other`).")
+    source_chars: int = Field(
+        200, ge=0, description="Characters of each item's quoted source observation (0: not shown); raw and "
+        "bank arms alike.")
+    guidance_tokens: int = Field(
+        256, ge=1, description="Token cap of each item's guidance with its actions; raw and bank arms alike.")
 
 
 class PromptConfig(Section):

@@ -186,3 +186,22 @@ def test_bank_add_gates_a_batch_in_one_call(new_bank, monkeypatch):
     assert sorted(stored[i].source_observation for i in report.quarantined) == sorted(
         e.source_observation for e in poisoned)
     assert all(e.provenance.trust == "trusted" for i, e in stored.items() if i not in report.quarantined)
+
+
+def test_a_source_capped_inside_its_task_statement_is_not_a_foreign_task():
+    """The rendered source is capped at 200 characters; a cut through "Your task is to: …" is not a new task."""
+    from expbank.bank.entry import Entry, Outcome, Provenance
+    from expbank.bank.gate import scan
+
+    room = ("You are in the middle of a room. Looking quickly around you, you see a coffeetable 1, a countertop 1, "
+            "a diningtable 1, a drawer 1, a fridge 1, and a garbagecan 1.")
+    task = "put a apple in countertop."
+    entry = Entry(env="alfworld", task_type="pick_and_place_simple", kind="strategy", task=task, task_id="t/1",
+                  situation=f"{room} Your task is to: {task}", source_observation=f"{room}\n\nYour task is to: {task}",
+                  guidance="Find the apple (here it was on coffeetable 1).", actions=["go to coffeetable 1"],
+                  outcome=Outcome(success=True, score=1.0),
+                  provenance=Provenance(episodes=["e"], task_ids=["t/1"], steps=[0], source="expert", summariser="rule"))
+    assert len(f"{room} Your task is to: ") < 200 < len(entry.source_observation) + 2  # the cap cuts the task
+    assert scan(entry) == []
+    foreign = entry.model_copy(update={"source_observation": f"{room}\n\nYour task is to: put a knife in drawer."})
+    assert any(f.rule == "task-mismatch" for f in scan(foreign))

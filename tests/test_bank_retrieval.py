@@ -32,13 +32,22 @@ def test_task_and_observation_find_the_same_task_type(bank, verb, task_type):
     assert hits == sorted(hits, key=lambda h: -h.score)
 
 
-def test_score_is_mean_of_task_and_situation_cosines(bank, embedder):
+def test_score_is_mean_of_task_and_situation_cosines_plus_bigram_overlap(bank, embedder):
+    from expbank.bank.retrieval import LEXICAL_WEIGHT, bigrams, lexical_overlap
+
     goal = "cool some bread and put it in countertop."
     obs = "You are holding the bread; it must be cooled."
     hit = search(bank, task=goal, observation=obs, k=1)[0]
     task_vec, obs_vec, entry_task, entry_sit = embedder.encode(
         [task_key_text(goal), obs, task_key_text(hit.entry.task), hit.entry.situation])
-    assert hit.similarity == pytest.approx((task_vec @ entry_task + obs_vec @ entry_sit) / 2, abs=1e-5)
+    lexical = lexical_overlap(bigrams(obs), hit.entry.situation)
+    assert lexical > 0
+    assert hit.similarity == pytest.approx((task_vec @ entry_task + obs_vec @ entry_sit) / 2
+                                           + LEXICAL_WEIGHT * lexical, abs=1e-5)
+    dense = search(bank, task=goal, observation=obs, k=1, lexical_weight=0)[0]
+    assert dense.similarity == pytest.approx(float(task_vec @ embedder.encode([task_key_text(dense.entry.task)])[0]
+                                                   + obs_vec @ embedder.encode([dense.entry.situation])[0]) / 2,
+                                             abs=1e-5)
     only_task = search(bank, task=goal, observation=obs, k=1, key="task")[0]
     assert only_task.similarity == pytest.approx(
         float(task_vec @ embedder.encode([task_key_text(only_task.entry.task)])[0]), abs=1e-5)

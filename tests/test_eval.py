@@ -105,7 +105,8 @@ def test_prompts_carry_the_experience_block_with_source_observations(train_bank)
     sources = [line.split("| source: ")[1].split(" | guidance:")[0] for line in bank_prompt.splitlines()
                if line.startswith("[")]
     assert all(sources), "each shown entry carries its source observation"
-    assert "| source:  |" in seen[("bank", "none")]
+    assert "| source:" not in seen[("bank", "none")]  # no source, no field
+    assert seen[("bank", "none")].count("] situation:") == 2
     assert "<experience>" in seen[("raw", "matched")]
 
 

@@ -278,7 +278,10 @@ def _foreign_tasks(text: str, task: str) -> list[tuple[int, int]]:
     goal = _WORDS.findall(plain(task).lower())
     spans = []
     for match in _TASK_MARKER.finditer(text):
-        stated = _WORDS.findall(text[match.end():match.end() + 200].lower())
+        tail = text[match.end():match.end() + 200]
+        stated = _WORDS.findall(tail.lower())
+        if tail.rstrip().rstrip("'\"").endswith(("…", "...")) and match.end() + 200 >= len(text):
+            stated = stated[:-1]  # a capped source ends mid-word ("put a apple in cou…"; NFKC makes it "...")
         k = min(len(goal), len(stated), 8)
         if k and stated[:k] != goal[:k]:
             spans.append((match.start(), min(match.end() + 80, len(text))))

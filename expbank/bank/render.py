@@ -22,19 +22,19 @@ def quote(text: str) -> str:
 def item_parts(entry: Entry, source_chars: int = 200, max_tokens: int = 256) -> list[tuple[str, str]]:
     """(field, text) pieces of one experience line in display order; ``LABEL`` marks the renderer's text.
 
-    The quoted source fits in ``source_chars`` characters; guidance with its actions is capped at
-    ``max_tokens`` tokens. Whitespace is joined as shown (a newline inside a field becomes a space).
+    The quoted source fits in ``source_chars`` characters (0, or an entry without one: no source field);
+    guidance with its actions is capped at ``max_tokens`` tokens. Whitespace is joined as shown (a newline inside a field becomes a space).
     """
     source = " ".join(entry.source_observation.split())
     if len(source) + 2 > source_chars:
-        source = source[: max(source_chars - 3, 0)].rstrip() + "…"
+        source = source[: max(source_chars - 3, 0)].rstrip() + "…" if source_chars > 0 else ""
     guidance = entry.guidance
     if entry.actions:
         guidance += " Actions: " + "; ".join(entry.actions)
     outcome = "success" if entry.outcome.success else "failure"
+    shown_source = [(LABEL, " | source: "), ("source_observation", quote(source))] if source else []
     return [
-        (LABEL, "situation: "), ("situation", " ".join(entry.situation.split())),
-        (LABEL, " | source: "), ("source_observation", quote(source)),
+        (LABEL, "situation: "), ("situation", " ".join(entry.situation.split())), *shown_source,
         (LABEL, " | guidance: "), ("guidance", truncate_tokens(" ".join(guidance.split()), max_tokens)),
         (LABEL, f" | outcome: {outcome} | from task: "), ("task", " ".join(entry.task.split())),
     ]

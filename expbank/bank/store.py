@@ -491,7 +491,7 @@ class Bank:
         """Dedup one chunk against the bank (via the situation index) and within itself, then index it.
 
         An entry merges into the row with the same id, else into the same-group row (env, task_type, kind,
-        trust) whose situation and guidance cosines both reach the threshold, best sum first.
+        trust, actions) whose situation and guidance cosines both reach the threshold, best sum first.
         """
         th = self.settings.dedup_threshold if dedup else 2.0  # cosines never reach 2: only ids merge
         existing = self._existing_matches(vectors["situation"], vectors["guidance"]) if dedup else \
@@ -772,8 +772,21 @@ class Bank:
 
 
 def _same_group(existing: Entry | None, new: Entry) -> bool:
+    """Entries that may merge: same env, task type, kind and trust, the same actions and the same numbered
+    names in their situations. Entries that read alike but name other things are other facts: "take egg 1
+    from drawer 1" is not "take egg 1 from shelf 2", and a room with "a drawer 2, a drawer 1" is not one
+    with "a drawer 1" (MiniLM puts both pairs above 0.9)."""
     return (existing is not None and existing.env == new.env and existing.task_type == new.task_type
-            and existing.kind == new.kind and existing.provenance.trust == new.provenance.trust)
+            and existing.kind == new.kind and existing.provenance.trust == new.provenance.trust
+            and _action_key(existing) == _action_key(new)
+            and _NUMBERED.findall(existing.situation.lower()) == _NUMBERED.findall(new.situation.lower()))
+
+
+_NUMBERED = re.compile(r"[a-z]+ \d+")  # "drawer 1", "apple 2": a thing the text names
+
+
+def _action_key(entry: Entry) -> tuple[str, ...]:
+    return tuple(" ".join(action.lower().split()) for action in entry.actions)
 
 
 def _write(path: Path, payload: bytes) -> None:

@@ -43,7 +43,7 @@ from expbank.training.actors.backends import make_backend
 from expbank.training.agent.collect import collect
 from expbank.training.evaluation.ablate import ablate, arm_config
 from expbank.training.evaluation.evaluate import evaluate
-from expbank.training.evaluation.report import write_report
+from expbank.training.evaluation.report import comparison_line, write_report
 from expbank.training.rl.sft import sft
 from expbank.training.runs import prepare_run_dir, write_json
 
@@ -386,10 +386,7 @@ def screen_summary(layout: Layout) -> str:
             score = f"  score {arm['score']:5.1f}" if arm.get("score") is not None else ""
             lines.append(f"  {name:<16} n={arm['n']:<3} success {arm['success']:5.1f}%{score}"
                          f"  errors {arm['errors']}")
-        for c in summary["comparisons"]:
-            low, high = (f"{v:+.1f}" if v is not None else "n/a" for v in (c.get("ci95") or [None, None]))
-            lines.append(f"  {c['b']} vs {c['a']}: {c['diff']:+.1f} pts [{low}, {high}], "
-                         f"McNemar p={c['mcnemar_p']:.3g}, n={c['n_pairs']}")
+        lines += [f"  {comparison_line(c)}" for c in summary["comparisons"]]
         lines.append(f"  sample: {run['sample']['text']}")
     lines.append(f"report: {layout.root / 'report.md'}")
     return "\n".join(lines)

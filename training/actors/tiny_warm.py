@@ -27,10 +27,13 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from expbank.bank.store import content_hash
+from expbank.config import MemoryConfig
 from expbank.envs.alfworld.games import game_set_hash, list_games
 from expbank.paths import cache_dir
 from expbank.training.agent.collect import collect
 from expbank.training.agent.protocol import ProtocolSpec
+from expbank.training.agent.retrieve import Memory
 from expbank.training.agent.rows import tokenize_conversation
 from expbank.training.agent.targets import records_from_episode
 from expbank.trajectory import episodes_in_id_order
@@ -66,8 +69,19 @@ class WarmRecipe:
     induction_length: int = 32
     induction_learning_rate: float = 1e-3
     average_last: int = 0  # save the mean of the last N steps' weights (Polyak averaging; 0: the last step's)
+    # the experience the transcripts show (agent/targets.py): memory "none", or a bank and how it is rendered
+    memory: str = "none"
+    bank: str | None = None
+    reconstruct: bool = True
+    k: int = 2
+    source_chars: int = 200
+    guidance_tokens: int = 256
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
+
+    def memory_config(self) -> MemoryConfig:
+        return MemoryConfig(mode=self.memory, bank=self.bank, reconstruct=self.reconstruct, k=self.k,
+                            source_chars=self.source_chars, guidance_tokens=self.guidance_tokens)
 
     def key(self) -> str:
         """Names the cache folder: the recipe, and the fingerprint of the ``alfworld_split`` games when
@@ -75,6 +89,11 @@ class WarmRecipe:
         fields = asdict(self)
         if self.alfworld_data is not None:
             fields["alfworld_data"] = _games_fingerprint(self.alfworld_data, self.alfworld_split)
+        if self.bank is not None:
+            fields["bank"] = content_hash(self.bank)
+        if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
+            for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens"):
+                del fields[name]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -83,17 +102,20 @@ def _games_fingerprint(data_dir: str, split: str) -> str:
 
 
 def expert_conversations(env: str, history_length: int, workdir: Path, split: str = "train",
-                         data_dir: str | None = None) -> list[list[dict]]:
+                         data_dir: str | None = None, memory: MemoryConfig | None = None,
+                         seed: int = 0) -> list[list[dict]]:
     """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
-    conversations (memory none)."""
+    conversations, with the experience ``memory`` retrieves (default: none)."""
     source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
     path = workdir / f"{env}-{split}-{source}-expert.jsonl"
     collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
-    spec = ProtocolSpec("none")
+    memory = memory or MemoryConfig()
+    spec = ProtocolSpec(memory.mode, memory.retrieval, memory.reconstruct)
+    retriever = Memory.from_config(memory, seed) if memory.mode != "none" else None
     conversations = []
     for episode in episodes_in_id_order(path):
         if episode.success:
-            conversations += records_from_episode(episode, spec, None, history_length)
+            conversations += records_from_episode(episode, spec, retriever, history_length)
     if not conversations:
         raise RuntimeError(f"{path}: no won expert episode of {env}/{split} to warm up on (delete the file to "
                            "collect it again)")
@@ -152,7 +174,8 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     conversations = []
     for env in recipe.envs:
         split, data_dir = (recipe.alfworld_split, recipe.alfworld_data) if env == "alfworld" else ("train", None)
-        conversations += expert_conversations(env, recipe.history_length, workdir, split, data_dir)
+        conversations += expert_conversations(env, recipe.history_length, workdir, split, data_dir,
+                                              recipe.memory_config(), recipe.seed)
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
     staging = out.with_name(out.name + ".partial")

@@ -10,14 +10,7 @@ and :func:`after_retrieval`, so what SFT trains on is exactly what the policy is
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from expbank.bank.entry import Entry
-from expbank.bank.retrieval import format_experience
 from expbank.training.agent.protocol import ProtocolSpec
-
-NO_EXPERIENCE = "<experience>\n(no matching experience)\n</experience>"
-
 
 ENV_INSTRUCTIONS = {
     "alfworld": (
@@ -83,12 +76,6 @@ def step_message(task: str, history: list[tuple[str, str]], observation: str, ad
     if experience:
         parts.append(experience)
     return "\n\n".join(parts)
-
-
-def experience_block(entries: Iterable[Entry]) -> str:
-    """The ``<experience>`` block for the entries shown (an explicit empty block when none matched)."""
-    entries = list(entries)
-    return format_experience(entries) if entries else NO_EXPERIENCE
 
 
 def step_messages(env: str, spec: ProtocolSpec, task: str, history: list[tuple[str, str]], observation: str,

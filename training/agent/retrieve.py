@@ -4,6 +4,10 @@ The bank is a directory (opened read-only: evaluation never changes utility coun
 ``expbank serve`` service. ``source`` is the source-observation counterfactual: show each entry's real
 source observation (``matched``), none, or another entry's (``random``).
 
+``rooms="other"`` is the wrong-facts counterfactual: entries made in the episode's own room (ALFWorld's scene,
+``envs.alfworld.games.room_of``) are never shown, so the policy sees the same format with other rooms' facts.
+``source_chars`` and ``guidance_tokens`` cap each rendered item, the same for raw replay and the bank.
+
 A service is asked for ``/stats`` when the memory is opened, so a wrong URL or token fails before a run
 starts, and the split check and the fingerprint get the same answers as for a directory. A service that
 fails later raises :class:`RetrievalError`: one line, and a re-run resumes.
@@ -15,11 +19,14 @@ import os
 import random
 
 from expbank.bank.entry import Entry
-from expbank.bank.retrieval import search
+from expbank.bank.retrieval import format_experience, search
 from expbank.bank.store import Bank, content_hash, is_bank, is_service_url
+from expbank.config import MemoryConfig
+from expbank.envs.alfworld.games import room_of
 from expbank.errors import UserError
 
 KINDS_BY_MODE = {"raw": ("trajectory",), "bank": ("strategy", "warning")}
+NO_EXPERIENCE = "<experience>\n(no matching experience)\n</experience>"
 
 
 class RetrievalError(UserError):
@@ -30,12 +37,16 @@ class Memory:
     """Retrieval for one arm (memory mode ``raw`` or ``bank``), with the source counterfactual applied."""
 
     def __init__(self, mode: str, bank: str, k: int = 3, source: str = "matched", seed: int = 0,
-                 api_key_env: str = "EXPBANK_TOKEN"):
+                 api_key_env: str = "EXPBANK_TOKEN", rooms: str = "any", source_chars: int = 200,
+                 guidance_tokens: int = 256):
         if mode not in KINDS_BY_MODE:
             raise ValueError(f"memory mode {mode!r} retrieves nothing")
         if source not in ("matched", "none", "random"):
             raise UserError(f"memory.source must be matched, none or random, not {source!r}")
-        self.mode, self.k, self.source = mode, k, source
+        if rooms not in ("any", "other"):
+            raise UserError(f"memory.rooms must be any or other, not {rooms!r}")
+        self.mode, self.k, self.source, self.rooms = mode, k, source, rooms
+        self.source_chars, self.guidance_tokens = source_chars, guidance_tokens
         self.kinds = KINDS_BY_MODE[mode]
         self._rng = random.Random(seed)
         self.location = bank
@@ -75,6 +86,12 @@ class Memory:
         except ValueError:
             raise RetrievalError(f"{where}: not JSON: {response.text[:200]!r}") from None
 
+    @classmethod
+    def from_config(cls, memory: MemoryConfig, seed: int, bank: str | None = None) -> Memory:
+        """The memory a config's ``memory`` section describes (``bank`` overrides ``memory.bank``)."""
+        return cls(memory.mode, bank or memory.bank, k=memory.k, source=memory.source, seed=seed,
+                   rooms=memory.rooms, source_chars=memory.source_chars, guidance_tokens=memory.guidance_tokens)
+
     def manifest_hash(self) -> str | None:
         """The bank's content hash (recorded in run fingerprints)."""
         if self.bank is None:
@@ -92,19 +109,33 @@ class Memory:
         return {(str(env), str(split)) for env, split in sources}
 
     def retrieve(self, task: str | None = None, observation: str | None = None, query: str | None = None,
-                 exclude_task_ids: tuple[str, ...] = ()) -> list[Entry]:
-        """Top-k entries for the step, the episode's own task excluded."""
+                 task_id: str | None = None) -> list[Entry]:
+        """Top-k entries for a step of task ``task_id``: never entries made from that task, and with
+        ``rooms="other"`` none made in its room."""
+        excluded = (task_id,) if task_id else ()
+        room = room_of(task_id) if task_id and self.rooms == "other" else None
+
+        def elsewhere(entry: Entry) -> bool:
+            return room is None or all(room_of(t) != room for t in entry.provenance.task_ids)
+
         if self.bank is not None:
             hits = search(self.bank, query=query, task=None if query else task,
                           observation=None if query else observation, k=self.k, kinds=self.kinds,
-                          exclude_task_ids=exclude_task_ids)
+                          exclude_task_ids=excluded, keep=elsewhere)
             entries = [hit.entry for hit in hits]
-        else:
-            body = {"k": self.k, "kinds": list(self.kinds), "exclude_task_ids": list(exclude_task_ids)}
+        else:  # a service filters by task id; the room filter runs here, on an over-fetched list
+            fetch = self.k if room is None else 8 * self.k
+            body = {"k": fetch, "kinds": list(self.kinds), "exclude_task_ids": list(excluded)}
             body.update({"query": query} if query else {"task": task, "observation": observation})
             entries = [Entry.model_validate({k: v for k, v in e.items() if k not in ("score", "similarity")})
                        for e in self._call("POST", "/retrieve", body)["entries"]]
+            entries = [e for e in entries if elsewhere(e)][:self.k]
         return [self._with_source(entry) for entry in entries]
+
+    def block(self, entries: list[Entry]) -> str:
+        """The ``<experience>`` block for the entries shown, at this memory's caps (an explicit empty block
+        when none matched)."""
+        return format_experience(entries, self.source_chars, self.guidance_tokens) if entries else NO_EXPERIENCE
 
     def source_similarities(self, observation: str, entries: list[Entry]) -> list[float]:
         """Cosine of the current observation to each shown entry's source observation (local banks only)."""

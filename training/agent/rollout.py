@@ -96,9 +96,9 @@ def _experience(memory: Memory | None, live: _Live, query: str | None = None) ->
     if memory is None:
         return None, []
     entries = memory.retrieve(task=live.info["task"], observation=live.observation, query=query,
-                              exclude_task_ids=(live.job.task_id,))
+                              task_id=live.job.task_id)
     live.stats.source_similarities += memory.source_similarities(live.observation, entries)
-    return conversation.experience_block(entries), [entry.id for entry in entries]
+    return memory.block(entries), [entry.id for entry in entries]
 
 
 def _messages(settings: RolloutSettings, live: _Live, experience: str | None) -> list[dict]:

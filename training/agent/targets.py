@@ -6,9 +6,17 @@ the experience retrieved with the episode's own task excluded) and a target answ
 
 - observe: a short statement of the state (:func:`observe_note`);
 - retrieve: the task type and the observation's first sentence (agentic retrieval);
-- critique: for each item shown, whether it applies (same kind of task) and why;
-- reconstruct: the first applicable item's guidance rewritten for this step, or ``NONE``;
+- critique: for each item shown, whether it applies and why;
+- reconstruct: what the first applicable item says for this step, or ``NONE``;
 - action: the expert's action.
+
+What "applies" means depends on the environment. In ALFWorld an item applies when it records where the goal
+object was found *in this room* (an entry made in the same ALFRED scene whose actions take that object):
+"[1] applies: this room", reconstructed as the item's own action "take egg 1 from drawer 1" (verbatim, so the
+policy copies it rather than rephrasing it). Any other item does not ("another room", or "not where the egg
+is" for a same-room entry about another object): where things are kept is the fact an ALFWorld episode
+can carry to the next, and it holds only in its room. In WebShop an item applies when it is about the same kind
+of task; its guidance's first sentence is reconstructed.
 """
 
 from __future__ import annotations
@@ -16,9 +24,10 @@ from __future__ import annotations
 import re
 
 from expbank.bank.entry import Entry
+from expbank.envs.alfworld.games import room_of, task_parts
 from expbank.training.agent import conversation
 from expbank.training.agent.protocol import ProtocolSpec
-from expbank.training.agent.retrieve import Memory
+from expbank.training.agent.retrieve import NO_EXPERIENCE, Memory
 from expbank.trajectory import Episode
 
 
@@ -44,23 +53,51 @@ def observe_note(observation: str, task: str, limit: int = 80) -> str:
 
 
 def target_blocks(spec: ProtocolSpec, task: str, observation: str, task_type: str, action: str,
-                  entries: list[Entry]) -> dict[str, str]:
+                  entries: list[Entry], env: str = "webshop", task_id: str = "") -> dict[str, str]:
     """Template answers for each tag of ``spec`` (offline; a teacher model can replace them later)."""
     blocks = {"observe": observe_note(observation, task),
               "retrieve": f"{task_type.replace('_', ' ')}: {_first_sentence(observation, 80)}",
               "action": action}
-    applicable = [i for i, e in enumerate(entries, 1) if e.task_type == task_type]
-    notes = []
-    for i, entry in enumerate(entries, 1):
-        verdict = "applies: same kind of task" if i in applicable else f"does not apply: it is about {entry.task}"
-        notes.append(f"[{i}] {verdict}")
-    blocks["critique"] = " ".join(notes) if notes else "No experience was shown."
-    if applicable:
-        entry = entries[applicable[0] - 1]
-        blocks["reconstruct"] = f"{_first_sentence(entry.guidance, 200)} Here that means: {action}."
-    else:
-        blocks["reconstruct"] = "NONE"
+    judge = _alfworld_verdict if env == "alfworld" else _task_type_verdict
+    verdicts = [judge(entry, task_type, task_id) for entry in entries]
+    blocks["critique"] = " ".join(f"[{i}] {verdict}" for i, (verdict, _) in enumerate(verdicts, 1)) \
+        or "No experience was shown."
+    applied = next((reconstruction for _, reconstruction in verdicts if reconstruction), None)
+    blocks["reconstruct"] = applied.replace("{action}", action) if applied else "NONE"
     return blocks
+
+
+_TAKE = re.compile(r"^take (?P<obj>.+?) \d+ from (?P<place>.+)$")
+
+
+def taking(entry: Entry, obj: str) -> str | None:
+    """The action of ``entry`` that took ``obj`` ("take egg 1 from drawer 1"), or None."""
+    for action in entry.actions:
+        action = " ".join(action.lower().split())
+        match = _TAKE.match(action)
+        if match and match["obj"] == obj:
+            return action
+    return None
+
+
+def _alfworld_verdict(entry: Entry, task_type: str, task_id: str) -> tuple[str, str | None]:
+    """(critique, reconstruction or None) for one item in ALFWorld: does it say where the goal object is here?"""
+    parts = task_parts(task_id)
+    if parts is None:
+        return "does not apply: no room to compare", None
+    if parts["room"] not in {room_of(t) for t in entry.provenance.task_ids}:
+        return "does not apply: another room", None
+    obj = parts["object"].lower()
+    action = taking(entry, obj)
+    if action is None:
+        return f"does not apply: not where the {obj} is", None
+    return "applies: this room", action
+
+
+def _task_type_verdict(entry: Entry, task_type: str, task_id: str) -> tuple[str, str | None]:
+    if entry.task_type != task_type:
+        return f"does not apply: it is about {entry.task}", None
+    return "applies: same kind of task", f"{_first_sentence(entry.guidance, 200)} Here that means: {{action}}."
 
 
 def _render(blocks: dict[str, str], tags: tuple[str, ...]) -> str:
@@ -75,10 +112,10 @@ def records_from_episode(episode: Episode, spec: ProtocolSpec, memory: Memory | 
     for step in episode.steps:
         entries = []
         if memory is not None:
-            entries = memory.retrieve(task=episode.task, observation=step.observation,
-                                      exclude_task_ids=(episode.task_id,))
-        experience = conversation.experience_block(entries) if spec.uses_memory else None
-        blocks = target_blocks(spec, episode.task, step.observation, episode.task_type, step.action, entries)
+            entries = memory.retrieve(task=episode.task, observation=step.observation, task_id=episode.task_id)
+        experience = (memory.block(entries) if memory else NO_EXPERIENCE) if spec.uses_memory else None
+        blocks = target_blocks(spec, episode.task, step.observation, episode.task_type, step.action, entries,
+                               episode.env, episode.task_id)
         messages = conversation.step_messages(episode.env, spec, episode.task, history, step.observation,
                                               step.admissible_actions, experience, history_length)
         if spec.agentic:

@@ -53,8 +53,7 @@ def open_memory(config: Config):
         return None
     if not config.memory.bank:
         raise UserError(f"memory.mode={config.memory.mode} needs memory.bank (a bank directory or service URL)")
-    memory = Memory(config.memory.mode, config.memory.bank, k=config.memory.k, source=config.memory.source,
-                    seed=config.run.seed)
+    memory = Memory.from_config(config.memory, config.run.seed)
     if (config.env.name, config.env.split) in memory.source_splits():
         raise UserError(f"bank {config.memory.bank} holds entries made from {config.env.name}/{config.env.split}, "
                         "the split being evaluated; build the bank from other splits")

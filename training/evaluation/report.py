@@ -448,23 +448,42 @@ def panel_differences(run_a: Run, run_b: Run) -> list[str]:
     return diffs
 
 
+def join_runs(named: dict[str, str | Path], plan: list[tuple[str, str]],
+              resamples: int = stats.BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
+    """One summary of several one-arm eval runs on the same panel, arms named by ``named``'s keys, with the
+    comparisons ``plan`` lists as (a, b): b against a. Refuses runs on differing panels."""
+    runs = {}
+    for name, path in named.items():
+        run = load_run(Path(path))
+        if run.kind != "eval" or len(run.arms) != 1:
+            raise UserError(f"{path}: compare takes one-arm eval runs; for an ablation pass arms/<name>")
+        runs[name] = run
+    first_name, first = next(iter(runs.items()))
+    for name, run in runs.items():
+        diffs = panel_differences(first, run)
+        if diffs:
+            raise UserError(f"{named[first_name]} and {named[name]} were not run on the same panel: "
+                            + "; ".join(diffs))
+    arms = [Arm(name, run.arms[0].config, run.arms[0].fingerprint, run.arms[0].rows, run.arms[0].diagnostics)
+            for name, run in runs.items()]
+    fingerprint = {name: run.fingerprint for name, run in runs.items()}
+    joined = Run("compare", first.config, fingerprint, arms)
+    return build_summary(joined, plan=[(a, b, "compare") for a, b in plan], resamples=resamples)
+
+
 def compare_runs(dir_a: str | Path, dir_b: str | Path,
                  resamples: int = stats.BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
     """Summary of b against a for two one-arm eval runs on the same panel; refuses differing panels."""
-    runs = []
-    for path in (Path(dir_a), Path(dir_b)):
-        run = load_run(path)
-        if run.kind != "eval" or len(run.arms) != 1:
-            raise UserError(f"{path}: compare takes one-arm eval runs; for an ablation pass arms/<name>")
-        runs.append(run)
-    diffs = panel_differences(*runs)
-    if diffs:
-        raise UserError(f"{dir_a} and {dir_b} were not run on the same panel: " + "; ".join(diffs))
     names = [Path(dir_a).resolve().name, Path(dir_b).resolve().name]
     if names[0] == names[1]:
         names = [f"A:{names[0]}", f"B:{names[1]}"]
-    arms = [Arm(name, run.arms[0].config, run.arms[0].fingerprint, run.arms[0].rows, run.arms[0].diagnostics)
-            for name, run in zip(names, runs, strict=True)]
-    fingerprint = {"a": runs[0].fingerprint, "b": runs[1].fingerprint}
-    joined = Run("compare", runs[0].config, fingerprint, arms)
-    return build_summary(joined, plan=[(names[0], names[1], "compare")], resamples=resamples)
+    summary = join_runs(dict(zip(names, (dir_a, dir_b), strict=True)), [(names[0], names[1])], resamples)
+    summary["fingerprint"] = {"a": summary["fingerprint"][names[0]], "b": summary["fingerprint"][names[1]]}
+    return summary
+
+
+def comparison_line(comparison: dict[str, Any]) -> str:
+    """``b vs a: +X pts [lo, hi], McNemar p=…, n=…``: one paired comparison of a summary, on one line."""
+    low, high = (f"{v:+.1f}" if v is not None else "n/a" for v in (comparison.get("ci95") or [None, None]))
+    return (f"{comparison['b']} vs {comparison['a']}: {comparison['diff']:+.1f} pts [{low}, {high}], "
+            f"McNemar p={comparison['mcnemar_p']:.3g}, n={comparison['n_pairs']}")

@@ -78,8 +78,8 @@ class LivingBank:
             self.pending = self._pending_after_resume(run_dir / "episodes.jsonl", start)
 
     def _open_memory(self) -> Memory:
-        memory = self.config.memory
-        return Memory("bank", str(self.path), k=memory.k, source=memory.source, seed=self.config.run.seed)
+        return Memory.from_config(self.config.memory.model_copy(update={"mode": "bank"}), self.config.run.seed,
+                                  bank=str(self.path))
 
     def _summariser(self):
         if self.cfg.summariser == "rule":

@@ -1,0 +1,107 @@
+"""The households family: rooms told apart by their receptacles, fixed placements per household, held-out rooms
+whose facts only the visits carry, walkthroughs that win on the real engine, and a low no-memory ceiling."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from expbank.envs.alfworld.households import (
+    STEP_LIMIT,
+    TARGET,
+    Recipe,
+    household_games,
+    households,
+    no_memory_ceiling,
+    write_households,
+)
+
+SMALL = Recipe(seed=3, train_households=3, held_out_households=2, foods=2, dev_games=2)
+
+
+def test_households_differ_in_layout_and_keep_each_food_in_one_place():
+    recipe = Recipe()
+    homes = households(recipe)
+    assert len({h.scene.receptacles for h in homes}) == len(homes) == 32
+    assert len({h.number for h in homes}) == 32
+    games = household_games(recipe)
+    assert Counter(g.split for g in games) == {"train": 144, "dev": 12, "valid_unseen": 48, "visits": 192}
+    by_number = {h.number: h for h in homes}
+    for game in games:  # the walkthrough takes the food where its household keeps it, in every split
+        home = by_number[game.scene.number]
+        assert f"take {game.task.obj.lower()} 1 from {home.place(game.task.obj)}" in game.walkthrough
+        assert len(game.walkthrough) <= STEP_LIMIT
+        assert game.task.recep == TARGET or game.task.recep != home.scene.receptacles[home.places[game.task.obj]]
+    held_out = {g.scene.number for g in games if g.split == "valid_unseen"}
+    trained = {g.scene.number for g in games if g.split in ("train", "dev")}
+    assert held_out and not held_out & trained  # the policy never trains in a held-out room
+    assert held_out <= {g.scene.number for g in games if g.split == "visits"}
+    visit_tasks = {(g.scene.number, g.task) for g in games if g.split == "visits"}
+    assert not visit_tasks & {(g.scene.number, g.task) for g in games if g.split != "visits"}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_best_no_memory_policy_stays_at_or_below_40_percent(seed):
+    ceiling = no_memory_ceiling(Recipe(seed=seed))
+    assert ceiling["games"] == 48 and ceiling["rate"] <= 0.40
+
+
+def test_walkthroughs_win_on_the_real_engine_and_no_game_is_won_at_reset(tmp_path):
+    from expbank import envs
+    from expbank.training.agent.collect import collect
+    from expbank.trajectory import read_episodes
+
+    root = write_households(tmp_path / "games", SMALL)
+    assert write_households(root, SMALL) == root  # a complete folder is reused
+    for split in ("train", "dev", "valid_unseen", "visits"):
+        env = envs.make("alfworld", split=split, data_dir=str(root), max_steps=STEP_LIMIT)
+        for task_id in env.task_ids():
+            observation, info = env.reset(options={"task_id": task_id})
+            assert "you see a" in observation and "Your task is to:" in observation
+            _, _, terminated, _, info = env.step("look")
+            assert not terminated and not info["won"], f"{split}/{task_id} is won before any move"
+        env.close()
+        collect("alfworld", split, "expert", tmp_path / f"{split}.jsonl", data_dir=str(root), workers=1,
+                max_steps=STEP_LIMIT, progress=False)
+        episodes = list(read_episodes(tmp_path / f"{split}.jsonl"))
+        assert episodes and all(e.success and e.num_steps <= STEP_LIMIT for e in episodes)
+
+
+def test_critique_targets_name_the_own_rooms_entry_and_the_other_rooms_arm_never_shows_one(tmp_path):
+    """Built by the normal pipeline: visits collected, a rule-summarised bank, retrieval with the room filter."""
+    from expbank.bank.build import build
+    from expbank.bank.store import Bank
+    from expbank.bank.summarise import make_summariser
+    from expbank.envs.alfworld.games import room_of
+    from expbank.training.agent import protocol, targets
+    from expbank.training.agent.collect import collect
+    from expbank.training.agent.retrieve import Memory
+    from expbank.trajectory import episodes_in_id_order
+
+    root = write_households(tmp_path / "games", SMALL)
+    for split in ("visits", "valid_unseen"):
+        collect("alfworld", split, "expert", tmp_path / f"{split}.jsonl", data_dir=str(root), workers=1,
+                max_steps=STEP_LIMIT, progress=False)
+    bank = Bank.create(tmp_path / "bank")
+    build(bank, [tmp_path / "visits.jsonl"], make_summariser("rule"))
+    bank.save()
+    spec = protocol.ProtocolSpec("bank")
+    own, other = Memory("bank", str(tmp_path / "bank"), k=2), Memory("bank", str(tmp_path / "bank"), k=2, rooms="other")
+    homes = {h.number: h for h in households(SMALL)}
+    for episode in episodes_in_id_order(tmp_path / "valid_unseen.jsonl"):
+        first = episode.steps[0]
+        food = episode.task_id.split("-")[1]
+        shown = own.retrieve(task=episode.task, observation=first.observation, task_id=episode.task_id)
+        blocks = targets.target_blocks(spec, episode.task, first.observation, episode.task_type, first.action,
+                                       shown, "alfworld", episode.task_id)
+        place = homes[int(room_of(episode.task_id))].place(food)
+        assert "applies: this room" in blocks["critique"]  # the own room's visit is retrieved
+        assert blocks["reconstruct"] == f"take {food.lower()} 1 from {place}"
+        assert first.action == f"go to {place}"
+        elsewhere = other.retrieve(task=episode.task, observation=first.observation, task_id=episode.task_id)
+        assert elsewhere and all(room_of(t) != room_of(episode.task_id) for e in elsewhere
+                                 for t in e.provenance.task_ids)
+        blocks = targets.target_blocks(spec, episode.task, first.observation, episode.task_type, first.action,
+                                       elsewhere, "alfworld", episode.task_id)
+        assert blocks["reconstruct"] == "NONE" and "applies" not in blocks["critique"].replace("does not apply", "")
