@@ -1,0 +1,260 @@
+"""Benchmark: does a policy taught to use the bank do better in rooms it never trained in, because of the bank?
+
+The households panel (``envs/alfworld/households.py``): a food's place in a held-out household is known only
+from the bank, built by the normal pipeline (``expbank collect`` of the ``visits`` split, ``expbank bank build``
+with the rule summariser) before any training. Two policies get the same SFT budget on the same training
+households: ``sft-none`` without memory, ``sft-bank`` with the retrieved block and critique/reconstruct targets
+that say which item is about this room (``agent/targets.py``). Arms, all greedy on the 48 held-out games:
+
+- ``sft-none``, ``sft-bank``; ``sft-bank-other``: the ``sft-bank`` policy shown only other rooms' entries
+  (``memory.rooms: other``: the same format, wrong facts);
+- ``--small`` adds ``raw`` (the ``sft-bank`` policy shown raw trajectory excerpts) and ``bank-sourcerandom``
+  (entries shown with another entry's source observation) and ``bank-norecon`` (a policy trained and run
+  without critique and reconstruction);
+- ``--grpo`` adds ``grpo-bank`` (GRPO from ``sft-bank`` with the same bank, which does not grow) and
+  ``grpo-none`` (GRPO from ``sft-none``), trained on the training households.
+
+Every bank arm retrieves from the one bank. ``--small`` uses ``tiny-warm`` policies (~1M parameters, trained
+from scratch here, in minutes); the default is SmolLM2-135M-Instruct with LoRA (``expbank sft``). Stages are
+resumable (a finished stage's output is reused); wall times go to ``OUT/timings.json``; ``OUT/compare.md``
+holds the paired comparisons, ``OUT/summary.json`` the summary with the no-memory ceiling and the critique
+diagnostic, ``OUT/success.png`` a plot of success per arm with 95% CIs.
+
+    python scripts/bench_households.py --seed 0 --out runs/households-s0 --small [--grpo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from tqdm import tqdm
+
+from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, no_memory_ceiling, write_households
+from expbank.training.evaluation import report
+
+# The compact experience block both memory arms see (docs/training.md, "The households panel").
+RENDER = {"k": 2, "source_chars": 0, "guidance_tokens": 48}
+COMPARISONS = [("sft-none", "sft-bank"), ("sft-bank-other", "sft-bank")]
+SMALL_COMPARISONS = [("raw", "sft-bank"), ("bank-norecon", "sft-bank"), ("bank-sourcerandom", "sft-bank")]
+GRPO_COMPARISONS = [("sft-bank", "grpo-bank"), ("sft-none", "grpo-none")]
+
+
+def expbank(*args: str) -> None:
+    subprocess.run(["expbank", *args], check=True)
+
+
+class Stages:
+    """Runs each stage once: a stage whose output exists is skipped; wall times accumulate in timings.json."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.path = out / "timings.json"
+        self.timings = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def run(self, name: str, output: Path, work: Callable[[], object]) -> Path:
+        if not output.exists():
+            began = time.perf_counter()
+            work()
+            self.timings[name] = round(time.perf_counter() - began, 1)
+            self.path.write_text(json.dumps(self.timings, indent=2) + "\n")
+        return output
+
+
+def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict, temperature: float = 0.0,
+                train: dict | None = None) -> dict:
+    """The run config of one arm; ``actor`` is ``{"model": ...}`` and, for a LoRA policy, ``"adapter"``."""
+    tree = {
+        "env": {"name": "alfworld", "split": "valid_unseen", "max_steps": STEP_LIMIT, "data_dir": str(games)},
+        "panel": {"seeds": [0]},
+        "actor": {"backend": "hf", **{key: str(value) for key, value in actor.items()}},
+        "memory": {**RENDER, **memory},
+        "prompt": {"history_length": 1},
+        "decoding": {"temperature": temperature, "max_new_tokens": 64},
+        "select": {"split": "dev"},
+        "report": {"splits": ["valid_unseen"]},
+        "run": {"seed": args.seed, "episodes_in_flight": 8},
+    }
+    if train:
+        tree["train"] = train
+    return tree
+
+
+def write_yaml(path: Path, tree: dict) -> Path:
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return path
+
+
+def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) -> dict:
+    from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
+
+    recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
+                        history_length=1, steps=args.sft_steps, learning_rate=args.sft_learning_rate,
+                        induction_steps=250,
+                        induction_mix_batch_size=16, average_last=50, seed=args.seed,
+                        memory=memory.get("mode", "none"), bank=memory.get("bank"), k=RENDER["k"],
+                        reconstruct=memory.get("reconstruct", True),
+                        source_chars=RENDER["source_chars"], guidance_tokens=RENDER["guidance_tokens"])
+    return {"model": build_tiny_warm(recipe, out=out, progress=True)}
+
+
+def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> dict:
+    """SmolLM2 + LoRA through ``expbank sft``, at most ``--sft-steps`` optimiser steps."""
+    records = sum(1 for line in trajectories.read_text().splitlines() if line.strip()) * 4.5  # ~steps per game
+    batch = 8
+    tree = eval_config(args, games, {"model": args.model}, memory)
+    tree["sft"] = {"trajectories": [str(trajectories)], "split": "train", "batch_size": batch,
+                   "epochs": min(1.0, args.sft_steps * batch / records), "max_length": 1536}
+    config = write_yaml(out.parent / f"{out.name}.yaml", tree)
+    if not (out / "model" / "adapter_config.json").exists():
+        expbank("sft", str(config), f"run.dir={out}")
+    return {"model": args.model, "adapter": out / "model"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True, type=Path, help="run folder (re-running resumes it)")
+    parser.add_argument("--seed", type=int, default=0, help="households, placements and training seed")
+    parser.add_argument("--small", action="store_true", help="tiny-warm policies and the full --small arm set")
+    parser.add_argument("--grpo", action="store_true", help="also train grpo-bank and grpo-none and evaluate them")
+    parser.add_argument("--sft-steps", type=int, default=None, help="SFT optimiser steps per policy "
+                        "(default: 300 tiny-warm steps with --small, 50 for SmolLM2)")
+    parser.add_argument("--sft-learning-rate", type=float, default=3e-3, help="tiny-warm's (with --small)")
+    parser.add_argument("--grpo-steps", type=int, default=8)
+    parser.add_argument("--model", default="smollm2-135m", help="the pretrained policy without --small")
+    parser.add_argument("--train-households", type=int, default=Recipe.train_households)
+    args = parser.parse_args()
+    args.sft_steps = args.sft_steps or (300 if args.small else 50)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    stages = Stages(out)
+    recipe = Recipe(seed=args.seed, train_households=args.train_households)
+    # games, visits, bank, [train transcripts], policies, arms, [GRPO runs and their arms]
+    total = 3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + 4 * args.grpo
+    bar = tqdm(total=total, desc="households", unit="stage")
+
+    def step(name: str, output: Path, work: Callable[[], object]) -> Path:
+        bar.set_postfix_str(name)
+        done = stages.run(name, output, work)
+        bar.update()
+        return done
+
+    games = step("games", out / "games" / "COMPLETE", lambda: write_households(out / "games", recipe)).parent
+    visits = step("collect visits", out / "trajectories" / "visits.jsonl", lambda: expbank(
+        "collect", "--env", "alfworld", "--split", "visits", "--data", str(games), "--policy", "expert",
+        "--workers", "2", "--max-steps", str(STEP_LIMIT), "--out", str(out / "trajectories" / "visits.jsonl")))
+    train = out / "trajectories" / "train.jsonl"  # tiny-warm collects its own transcripts
+    if not args.small:
+        step("collect train", train, lambda: expbank(
+            "collect", "--env", "alfworld", "--split", "train", "--data", str(games), "--policy", "expert",
+            "--workers", "2", "--max-steps", str(STEP_LIMIT), "--out", str(train)))
+    bank = step("bank", out / "bank" / "manifest.json", lambda: expbank(
+        "bank", "build", str(visits), "--out", str(out / "bank"))).parent
+    bank_memory = {"mode": "bank", "bank": str(bank)}
+
+    def policy(name: str, memory: dict) -> dict:
+        folder = out / "models" / name
+        if args.small:
+            step(f"sft {name}", folder / "config.json", lambda: tiny_policy(args, games, memory, folder))
+            return {"model": folder}
+        step(f"sft {name}", folder / "model" / "adapter_config.json",
+             lambda: lm_policy(args, games, memory, train, folder))
+        return {"model": args.model, "adapter": folder / "model"}
+
+    policies = {"sft-none": policy("sft-none", {"mode": "none"}), "sft-bank": policy("sft-bank", bank_memory)}
+    arms = {"sft-none": ("sft-none", {"mode": "none"}), "sft-bank": ("sft-bank", bank_memory),
+            "sft-bank-other": ("sft-bank", {**bank_memory, "rooms": "other"})}
+    plan = list(COMPARISONS)
+    if args.small:
+        policies["bank-norecon"] = policy("bank-norecon", {**bank_memory, "reconstruct": False})
+        arms |= {"raw": ("sft-bank", {**bank_memory, "mode": "raw"}),
+                 "bank-norecon": ("bank-norecon", {**bank_memory, "reconstruct": False}),
+                 "bank-sourcerandom": ("sft-bank", {**bank_memory, "source": "random", "source_chars": 200})}
+        plan += SMALL_COMPARISONS
+    if args.grpo:
+        for name, start, memory in (("grpo-bank", "sft-bank", bank_memory), ("grpo-none", "sft-none", {"mode": "none"})):
+            train_cfg = {"split": "train", "steps": args.grpo_steps, "tasks_per_step": 2, "group_size": 8,
+                         "learning_rate": 2e-4 if args.small else 1e-5, "lora": {"enabled": not args.small},
+                         "micro_batch_size": 8, "max_length": 1536, "checkpoint": {"every": args.grpo_steps}}
+            config = write_yaml(out / f"{name}.yaml", eval_config(args, games, policies[start], memory, 0.7, train_cfg))
+            last = out / "grpo" / name / "checkpoints" / f"step-{args.grpo_steps:05d}" / "model"
+            step(f"train {name}", last, lambda c=config, n=name: expbank("train", str(c), f"run.dir={out / 'grpo' / n}"))
+            policies[name] = {"model": last} if args.small else {"model": args.model, "adapter": last}
+            arms[name] = (name, memory)
+        plan += GRPO_COMPARISONS
+    (out / "configs").mkdir(exist_ok=True)
+    for name, (model, memory) in arms.items():
+        config = write_yaml(out / "configs" / f"{name}.yaml", eval_config(args, games, policies[model], memory))
+        step(f"eval {name}", out / "arms" / name / "summary.json",
+             lambda c=config, n=name: expbank("eval", str(c), f"run.dir={out / 'arms' / n}"))
+    bar.close()
+
+    summary = report.join_runs({name: out / "arms" / name for name in arms}, plan)
+    summary["households"] = {"recipe": dataclasses.asdict(recipe),
+                             "no_memory_ceiling": no_memory_ceiling(recipe), "policy": "tiny-warm" if args.small
+                             else args.model, "sft_steps": args.sft_steps, "constructed_panel": True}
+    summary["critique"] = {name: critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
+             f"seed {args.seed}, policy {summary['households']['policy']}, no-memory ceiling "
+             f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
+    lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"
+              for name in arms]
+    lines += [""] + [f"- {report.comparison_line(c)}" for c in summary["comparisons"]]
+    lines += ["", "Critique: share of turns before the goal object is taken whose <reconstruct> is NONE:"]
+    lines += [f"- {name}: {d['none_share']:.2f} of {d['turns']} turns" for name, d in summary["critique"].items()
+              if d["turns"]]
+    (out / "compare.md").write_text("\n".join(lines) + "\n")
+    plot(summary, out / "success.png")
+    print((out / "compare.md").read_text())
+
+
+def critique_diagnostic(run_dir: Path) -> dict:
+    """Over turns before the goal object is taken: how often the policy wrote ``NONE`` in ``<reconstruct>``."""
+    from expbank.training.agent.protocol import parse_output
+
+    turns = none = 0
+    for line in (run_dir / "episodes.jsonl").read_text().splitlines():
+        episode = json.loads(line)
+        for step in episode["steps"]:
+            if step["action"].startswith("take "):
+                break
+            blocks = parse_output(step.get("output") or "", ()).blocks
+            if "reconstruct" in blocks:
+                turns += 1
+                none += blocks["reconstruct"].strip().upper() == "NONE"
+    return {"turns": turns, "none_share": none / turns if turns else 0.0}
+
+
+def plot(summary: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = summary["run"]["arm_order"]
+    rates = [summary["arms"][n]["success"] for n in names]
+    cis = [summary["arms"][n].get("success_ci95") or [r, r] for n, r in zip(names, rates, strict=True)]
+    errors = [[r - lo for r, (lo, _) in zip(rates, cis, strict=True)], [hi - r for r, (_, hi) in zip(rates, cis, strict=True)]]
+    figure, axis = plt.subplots(figsize=(1.2 * len(names) + 2, 3.5))
+    axis.bar(names, rates, yerr=errors, capsize=4, color="#4c72b0")
+    ceiling = 100 * summary["households"]["no_memory_ceiling"]["rate"]
+    axis.axhline(ceiling, color="grey", linestyle="--", label=f"no-memory ceiling {ceiling:.0f}%")
+    axis.set_ylabel("success % (95% CI)")
+    axis.set_ylim(0, 100)
+    axis.set_title("households panel (constructed), held-out rooms")
+    axis.legend(loc="upper right", fontsize=8)
+    figure.autofmt_xdate(rotation=30)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    main()
