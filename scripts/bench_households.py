@@ -8,9 +8,10 @@ that say which item is about this room (``agent/targets.py``). Arms, all greedy 
 
 - ``sft-none``, ``sft-bank``; ``sft-bank-other``: the ``sft-bank`` policy shown only other rooms' entries
   (``memory.rooms: other``: the same format, wrong facts);
-- ``--small`` adds ``raw`` (the ``sft-bank`` policy shown raw trajectory excerpts) and ``bank-sourcerandom``
-  (entries shown with another entry's source observation) and ``bank-norecon`` (a policy trained and run
-  without critique and reconstruction);
+- ``--small`` adds ``raw`` (the ``sft-bank`` policy shown raw trajectory excerpts), ``bank-sourcerandom``
+  (entries shown with another entry's source observation; the compact block shows no source, so this arm
+  also shows a field the policy never saw) and ``bank-norecon`` (a policy trained and run without critique
+  and reconstruction);
 - ``--grpo`` adds ``grpo-bank`` (GRPO from ``sft-bank`` with the same bank, which does not grow) and
   ``grpo-none`` (GRPO from ``sft-none``), trained on the training households.
 
@@ -124,13 +125,13 @@ def main() -> None:
     parser.add_argument("--small", action="store_true", help="tiny-warm policies and the full --small arm set")
     parser.add_argument("--grpo", action="store_true", help="also train grpo-bank and grpo-none and evaluate them")
     parser.add_argument("--sft-steps", type=int, default=None, help="SFT optimiser steps per policy "
-                        "(default: 300 tiny-warm steps with --small, 50 for SmolLM2)")
-    parser.add_argument("--sft-learning-rate", type=float, default=3e-3, help="tiny-warm's (with --small)")
+                        "(default: 1200 tiny-warm steps with --small, 50 for SmolLM2)")
+    parser.add_argument("--sft-learning-rate", type=float, default=1e-3, help="tiny-warm's (with --small)")
     parser.add_argument("--grpo-steps", type=int, default=8)
     parser.add_argument("--model", default="smollm2-135m", help="the pretrained policy without --small")
     parser.add_argument("--train-households", type=int, default=Recipe.train_households)
     args = parser.parse_args()
-    args.sft_steps = args.sft_steps or (300 if args.small else 50)
+    args.sft_steps = args.sft_steps or (1200 if args.small else 50)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     stages = Stages(out)
