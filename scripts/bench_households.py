@@ -92,7 +92,7 @@ def write_yaml(path: Path, tree: dict) -> Path:
     return path
 
 
-def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) -> dict:
+def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) -> Path:
     from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
 
     recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
@@ -102,10 +102,10 @@ def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) 
                         memory=memory.get("mode", "none"), bank=memory.get("bank"), k=RENDER["k"],
                         reconstruct=memory.get("reconstruct", True),
                         source_chars=RENDER["source_chars"], guidance_tokens=RENDER["guidance_tokens"])
-    return {"model": build_tiny_warm(recipe, out=out, progress=True)}
+    return build_tiny_warm(recipe, out=out, progress=True)
 
 
-def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> dict:
+def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
     """SmolLM2 + LoRA through ``expbank sft``, at most ``--sft-steps`` optimiser steps."""
     records = sum(1 for line in trajectories.read_text().splitlines() if line.strip()) * 4.5  # ~steps per game
     batch = 8
@@ -113,9 +113,7 @@ def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories:
     tree["sft"] = {"trajectories": [str(trajectories)], "split": "train", "batch_size": batch,
                    "epochs": min(1.0, args.sft_steps * batch / records), "max_length": 1536}
     config = write_yaml(out.parent / f"{out.name}.yaml", tree)
-    if not (out / "model" / "adapter_config.json").exists():
-        expbank("sft", str(config), f"run.dir={out}")
-    return {"model": args.model, "adapter": out / "model"}
+    expbank("sft", str(config), f"run.dir={out}")
 
 
 def main() -> None:

@@ -99,14 +99,14 @@ def search(bank: Bank, query: str | None = None, task: str | None = None, observ
         similarity += bank.vectors(name, candidates) @ vector
     similarity /= len(vectors)
     situation_text = query if query is not None else observation
-    if lexical_weight and situation_text and key != "task":
-        words = bigrams(situation_text)
-        similarity += lexical_weight * np.array([lexical_overlap(words, bank.entry_at(r).situation)
-                                                 for r in candidates], dtype=np.float32)
+    words = bigrams(situation_text) if lexical_weight and situation_text and key != "task" else None
     hits = []
     for row, sim in zip(candidates, similarity, strict=True):
         entry = bank.entry_at(row)
-        hits.append(Hit(entry, float(sim) + weight * entry.stats.utility, float(sim)))
+        if words is not None:
+            sim += lexical_weight * lexical_overlap(words, entry.situation)
+        sim = float(sim)
+        hits.append(Hit(entry, sim + weight * entry.stats.utility, sim))
     hits.sort(key=lambda h: (-h.score, h.entry.id))
     return hits[:k]
 

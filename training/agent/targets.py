@@ -59,11 +59,11 @@ def target_blocks(spec: ProtocolSpec, task: str, observation: str, task_type: st
               "retrieve": f"{task_type.replace('_', ' ')}: {_first_sentence(observation, 80)}",
               "action": action}
     judge = _alfworld_verdict if env == "alfworld" else _task_type_verdict
-    verdicts = [judge(entry, task_type, task_id) for entry in entries]
+    verdicts = [judge(entry, task_type, task_id, action) for entry in entries]
     blocks["critique"] = " ".join(f"[{i}] {verdict}" for i, (verdict, _) in enumerate(verdicts, 1)) \
         or "No experience was shown."
     applied = next((reconstruction for _, reconstruction in verdicts if reconstruction), None)
-    blocks["reconstruct"] = applied.replace("{action}", action) if applied else "NONE"
+    blocks["reconstruct"] = applied or "NONE"
     return blocks
 
 
@@ -80,7 +80,7 @@ def taking(entry: Entry, obj: str) -> str | None:
     return None
 
 
-def _alfworld_verdict(entry: Entry, task_type: str, task_id: str) -> tuple[str, str | None]:
+def _alfworld_verdict(entry: Entry, task_type: str, task_id: str, action: str) -> tuple[str, str | None]:
     """(critique, reconstruction or None) for one item in ALFWorld: does it say where the goal object is here?"""
     parts = task_parts(task_id)
     if parts is None:
@@ -88,16 +88,16 @@ def _alfworld_verdict(entry: Entry, task_type: str, task_id: str) -> tuple[str, 
     if parts["room"] not in {room_of(t) for t in entry.provenance.task_ids}:
         return "does not apply: another room", None
     obj = parts["object"].lower()
-    action = taking(entry, obj)
-    if action is None:
+    took = taking(entry, obj)
+    if took is None:
         return f"does not apply: not where the {obj} is", None
-    return "applies: this room", action
+    return "applies: this room", took
 
 
-def _task_type_verdict(entry: Entry, task_type: str, task_id: str) -> tuple[str, str | None]:
+def _task_type_verdict(entry: Entry, task_type: str, task_id: str, action: str) -> tuple[str, str | None]:
     if entry.task_type != task_type:
         return f"does not apply: it is about {entry.task}", None
-    return "applies: same kind of task", f"{_first_sentence(entry.guidance, 200)} Here that means: {{action}}."
+    return "applies: same kind of task", f"{_first_sentence(entry.guidance, 200)} Here that means: {action}."
 
 
 def _render(blocks: dict[str, str], tags: tuple[str, ...]) -> str:
