@@ -157,6 +157,39 @@ def test_a_retrieval_failure_mid_run_is_one_line(leaky_bank, monkeypatch):
     assert "\n" not in str(failure.value)
 
 
+def test_a_retrieval_outage_errors_only_its_episodes_and_a_resume_replays_them(leaky_bank, tmp_path, monkeypatch):
+    from expbank.training.evaluation.evaluate import evaluate
+
+    outage = {"on": True}
+    app = create_app(Bank.open(leaky_bank, writable=False), token="s3cret")
+
+    @app.middleware("http")
+    async def unavailable(request, call_next):
+        if outage["on"] and request.url.path == "/retrieve":
+            return JSONResponse({"detail": "restarting"}, status_code=503)
+        return await call_next(request)
+
+    monkeypatch.setenv("EXPBANK_TOKEN", "s3cret")
+    chat = ChatServer()
+    chat.broken = False
+    run = tmp_path / "run"
+    with serving(app) as bank_url, serving(chat.app()) as chat_url:
+        config = _config(tmp_path, env={"split": "dev"}, memory={"mode": "bank", "bank": bank_url},
+                         actor={"backend": "openai", "model": "scripted", "base_url": f"{chat_url}/v1"},
+                         run={"dir": str(run), "episodes_in_flight": 2})
+        first = evaluate(load_config(config), progress=False)  # the run ends; it does not stop at the outage
+        episodes = list(read_episodes(run / "episodes.jsonl"))
+        assert first["arms"]["bank"]["errors"] == 2 and chat.requests == 0
+        assert all(e.error.startswith(f"retrieval error: memory.bank service {bank_url}/retrieve: HTTP 503")
+                   and "\n" not in e.error for e in episodes)
+        outage["on"] = False
+        again = evaluate(load_config(config), progress=False)
+    assert again["arms"]["bank"]["errors"] == 0 and chat.requests > 0
+    replayed = list(read_episodes(run / "episodes.jsonl"))
+    assert [e.episode_id for e in replayed] == [e.episode_id for e in episodes]
+    assert all(e.error is None and e.steps[0].retrieved for e in replayed)
+
+
 def _digest(folder: Path) -> dict[str, str]:
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 

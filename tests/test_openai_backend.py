@@ -281,6 +281,17 @@ def test_a_silent_server_is_cut_at_the_deadline_across_retries(scripted):
     assert time.monotonic() - start < 2.5  # the first attempt's read is cut to the second left
 
 
+def test_a_retry_that_would_start_past_the_deadline_fails_without_waiting(scripted):
+    script, url = scripted
+    script.steps = [(503, {"Retry-After": "5"}), (503, {"retry-after-ms": "100"})]
+    start = time.monotonic()
+    with pytest.raises(BackendRequestError, match=r"no complete reply within actor.deadline_s=2 s "
+                                                  r"\(the next retry waits 5.0 s\), after 1 attempt$"):
+        _backend(url, max_retries=3, deadline=2.0).generate([CONVERSATION])
+    assert time.monotonic() - start < 1.0 and len(script.times) == 1  # no 5 s sleep, no second attempt
+    assert _backend(url, max_retries=3, deadline=2.0).generate([CONVERSATION]) == ["go"]  # a short wait: retried
+
+
 def test_the_reply_cap_holds(scripted):
     script, url = scripted
     script.steps = [_completion("x" * 20_000_000), _completion("y" * 200_000)]  # a runaway reply of 20 MB

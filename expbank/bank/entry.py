@@ -106,7 +106,8 @@ def normalise(text: str) -> str:
 
 
 def content_id(entry: Entry) -> str:
-    """sha256 of the normalised env, task_type, kind, situation, guidance and actions (docs/design.md §4)."""
+    """sha256 of the normalised env, task_type, kind, situation, guidance, actions and source observation
+    (docs/design.md §4): every text an actor is shown, so entries that show different text never share an id."""
     payload = [
         normalise(entry.env),
         normalise(entry.task_type),
@@ -115,6 +116,8 @@ def content_id(entry: Entry) -> str:
         normalise(entry.guidance),
         [normalise(a) for a in entry.actions],
     ]
+    if entry.source_observation:  # absent from the payload when empty, so such ids stay as they were
+        payload.append(normalise(entry.source_observation))
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 

@@ -490,7 +490,8 @@ class Bank:
                 dedup: bool = True) -> None:
         """Dedup one chunk against the bank (via the situation index) and within itself, then index it.
 
-        An entry merges into the row with the same id, else into the same-group row (env, task_type, kind,
+        An entry merges into the row with the same id (a quarantined one never into a trusted row), else into
+        the same-group row (env, task_type, kind,
         trust, actions) whose situation and guidance cosines both reach the threshold, best sum first.
         """
         th = self.settings.dedup_threshold if dedup else 2.0  # cosines never reach 2: only ids merge
@@ -505,6 +506,8 @@ class Bank:
         keep: list[int] = []
         for i, entry in enumerate(staged):
             target = self._row_of.get(entry.id)
+            if target is not None and entry.provenance.trust == "quarantined" != self._rows[target].provenance.trust:
+                continue  # the same text, quarantined for what it was cut from: it lends a trusted row nothing
             if target is None:
                 options = [(score, row) for row, score in existing[i] if _same_group(self._rows[row], entry)]
                 options += [(float(vectors["situation"][i] @ vectors["situation"][j]

@@ -19,9 +19,9 @@ Behaviour worth knowing:
   header the client puts on each attempt), whether it then succeeded or not.
 - **Limits**: ``timeout`` bounds connecting and each read; ``deadline`` bounds one request as a whole, its
   retries included, so a server that trickles its reply byte by byte cannot hold a rollout. Every attempt's
-  timeouts are cut to the time left, the body is read under the deadline, and an attempt that would start
-  after it fails at once (so a retry's wait, the backoff or a ``Retry-After``, can overrun it by that wait;
-  a server trickling its headers is bounded per read only). The body is capped at
+  timeouts are cut to the time left, the body is read under the deadline, and a retry whose wait (the backoff
+  or a ``Retry-After``) would end past it fails at once instead of sleeping (a server trickling its headers is
+  bounded per read only). The body is capped at
   ``12 * max_reply_chars + 64 KiB`` bytes (room for JSON escapes) and the reply text cut to
   ``max_reply_chars``, so a runaway server cannot fill the trajectory file. A limit fails the request
   without a retry, with one line naming it.
@@ -120,6 +120,10 @@ class OpenAICompatBackend:
         self._client = OpenAI(base_url=self.base_url, api_key=os.environ.get(api_key_env) or "unused",
                               timeout=timeout, max_retries=self.max_retries,
                               http_client=DefaultHttpxClient(event_hooks=hooks))
+        # the client has no hook between a failed attempt and its retry's sleep; wrapping the method that
+        # computes the wait (on this instance only) lets a wait that would pass the deadline fail at once
+        wait_for = self._client._calculate_retry_timeout
+        self._client._calculate_retry_timeout = lambda *args, **kwargs: self._retry_wait(wait_for(*args, **kwargs))
         self._lock = threading.Lock()
         self.usage = UsageCounter()  # paid requests only
         self.cache_hits = 0
@@ -208,11 +212,18 @@ class OpenAICompatBackend:
         """httpx request hook, run in the sending thread before each attempt: read the attempt's number (the
         client puts it in a header), refuse to start past the deadline, cut its timeouts to the time left."""
         self._attempt.retries = int(request.headers.get("x-stainless-retry-count", 0))
+        self._attempt.request = request
         left = self._attempt.deadline - time.monotonic()
         if left <= 0:
             self._refuse(request, "deadline", 0)
         timeouts = request.extensions.get("timeout", {})
         request.extensions["timeout"] = {k: left if v is None else min(v, left) for k, v in timeouts.items()}
+
+    def _retry_wait(self, wait: float) -> float:
+        """The client's wait before a retry, or the deadline's refusal when the retry would start past it."""
+        if time.monotonic() + wait >= self._attempt.deadline:
+            self._refuse(self._attempt.request, "deadline", 0, f"the next retry waits {wait:.1f} s")
+        return wait
 
     def _on_response(self, response: httpx.Response) -> None:
         """httpx response hook, run once the headers are in: the body is then read under the limits."""
@@ -220,13 +231,13 @@ class OpenAICompatBackend:
         response.stream = _BoundedBody(response.stream, self._attempt.deadline, self.max_body_bytes,
                                        lambda limit, received: self._refuse(request, limit, received))
 
-    def _refuse(self, request: httpx.Request, limit: str, received: int) -> NoReturn:
+    def _refuse(self, request: httpx.Request, limit: str, received: int, why: str = "") -> NoReturn:
         """End the request for a ``deadline`` or ``size`` limit, ``received`` bytes into the body: the client
         re-raises an ``OpenAIError`` as it is, without a retry, and ``_request`` reports the limit."""
         import openai
 
         self._attempt.limit = (
-            f"no complete reply within actor.deadline_s={self.deadline:g} s ({received} bytes received)"
+            f"no complete reply within actor.deadline_s={self.deadline:g} s ({why or f'{received} bytes received'})"
             if limit == "deadline" else
             f"reply body over {self.max_body_bytes} bytes, the cap for actor.max_reply_chars={self.max_reply_chars}")
         raise openai.APITimeoutError(request=request)

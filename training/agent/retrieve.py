@@ -10,7 +10,7 @@ source observation (``matched``), none, or another entry's (``random``).
 
 A service is asked for ``/stats`` when the memory is opened, so a wrong URL or token fails before a run
 starts, and the split check and the fingerprint get the same answers as for a directory. A service that
-fails later raises :class:`RetrievalError`: one line, and a re-run resumes.
+fails later raises :class:`RetrievalError` (one line); a rollout records it on that episode only.
 """
 
 from __future__ import annotations

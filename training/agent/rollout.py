@@ -10,7 +10,7 @@ One loop, read top to bottom:
 5. finished episodes become results (:class:`RolloutResult`): the trajectory record of docs/design.md §3 (full model
    text, entry ids shown, reconstruction), the episode's turn counters and its conversations.
 
-An environment or backend failure ends only the affected episodes, which are recorded with ``error``.
+An environment, backend or retrieval failure ends only the affected episodes, which are recorded with ``error``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from expbank.envs.pool import EnvPool, WorkerError
 from expbank.training.agent import conversation, protocol
 from expbank.training.agent.act import choose_action
-from expbank.training.agent.retrieve import Memory
+from expbank.training.agent.retrieve import Memory, RetrievalError
 
 
 @dataclass(frozen=True)
@@ -119,35 +119,54 @@ def _generate(backend, conversations: list[list[dict]], settings: RolloutSetting
 def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, lives: dict[int, _Live],
                   turn_seed: int) -> dict[int, tuple[str, list[str], list[dict]] | str]:
     """Per live slot: the full model text, the entry ids shown and the whole conversation of the turn
-    (the messages the policy saw plus its replies, which training rows are built from), or an error."""
+    (the messages the policy saw plus its replies, which training rows are built from), or an error. A
+    retrieval that fails (a bank service down) ends only its own episode, like a backend error."""
     spec = settings.spec
-    slots = list(lives)
+    errors: dict[int, str] = {}
+
+    def experience(slot: int, query: str | None = None) -> tuple[str | None, list[str]] | None:
+        try:
+            return _experience(memory, lives[slot], query)
+        except RetrievalError as err:
+            errors[slot] = f"retrieval error: {err}"
+            return None
+
     if spec.agentic:
+        slots = list(lives)
         first = [_messages(settings, lives[s], None) for s in slots]
         replies = _generate(backend, first, settings, ["</retrieve>"], turn_seed)
         if isinstance(replies, Exception):
             return {s: f"backend error: {replies}" for s in slots}
-        conversations, shown = [], {}
+        kept, conversations, shown = [], [], {}
         for slot, messages, reply in zip(slots, first, replies, strict=True):
             query = protocol.parse_output(reply, spec.first_stage_tags()).blocks.get("retrieve") or None
-            experience, ids = _experience(memory, lives[slot], query or None)
-            shown[slot] = (reply, ids)
-            conversations.append(conversation.after_retrieval(messages, reply, experience))
+            if (found := experience(slot, query)) is None:
+                continue
+            kept.append(slot)
+            shown[slot] = (reply, found[1])
+            conversations.append(conversation.after_retrieval(messages, reply, found[0]))
+        if not kept:
+            return errors
         second = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed + 1)
         if isinstance(second, Exception):
-            return {s: f"backend error: {second}" for s in slots}
-        return {s: (shown[s][0] + text, shown[s][1], conversation.with_reply(messages, text))
-                for s, text, messages in zip(slots, second, conversations, strict=True)}
-    conversations, shown = [], {}
-    for slot in slots:
-        experience, ids = _experience(memory, lives[slot]) if spec.uses_memory else (None, [])
-        shown[slot] = ids
-        conversations.append(_messages(settings, lives[slot], experience))
+            return errors | {s: f"backend error: {second}" for s in kept}
+        return errors | {s: (shown[s][0] + text, shown[s][1], conversation.with_reply(messages, text))
+                         for s, text, messages in zip(kept, second, conversations, strict=True)}
+    kept, conversations, shown = [], [], {}
+    for slot in lives:
+        found = experience(slot) if spec.uses_memory else (None, [])
+        if found is None:
+            continue
+        kept.append(slot)
+        shown[slot] = found[1]
+        conversations.append(_messages(settings, lives[slot], found[0]))
+    if not kept:
+        return errors
     replies = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed)
     if isinstance(replies, Exception):
-        return {s: f"backend error: {replies}" for s in slots}
-    return {s: (text, shown[s], conversation.with_reply(messages, text))
-            for s, text, messages in zip(slots, replies, conversations, strict=True)}
+        return errors | {s: f"backend error: {replies}" for s in kept}
+    return errors | {s: (text, shown[s], conversation.with_reply(messages, text))
+                     for s, text, messages in zip(kept, replies, conversations, strict=True)}
 
 
 def _result(settings: RolloutSettings, live: _Live, policy: str, error: str | None) -> RolloutResult:
