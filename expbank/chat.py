@@ -26,3 +26,4 @@ class UsageCounter:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    retries: int = 0  # requests sent again (API backends)

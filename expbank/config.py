@@ -65,6 +65,13 @@ class PanelConfig(Section):
         "add mean ± sd to the report.")
 
 
+class PriceConfig(Section):
+    """What an API model costs, for the cost line of ``summary.json`` and the report."""
+
+    prompt: float | None = Field(None, ge=0, description="US$ per million prompt tokens; `null` = no cost line.")
+    completion: float | None = Field(None, ge=0, description="US$ per million completion tokens.")
+
+
 class ActorConfig(Section):
     backend: Literal["hf", "openai", "vllm"] = Field(
         "hf", description="`hf` (local transformers), `openai` (any OpenAI-compatible endpoint; evaluation "
@@ -88,6 +95,15 @@ class ActorConfig(Section):
     max_reply_chars: int = Field(
         32_000, ge=1, description="`openai` backend: a reply is cut to this many characters, and a body too "
         "large to hold them fails the request.")
+    max_retries: int = Field(
+        5, ge=0, description="`openai` backend: retries of a failed request (the openai client's own: 408, 409, "
+        "429, 5xx, timeouts, connection errors; exponential backoff or the server's `Retry-After`).")
+    concurrency: int = Field(
+        4, ge=1, description="`openai` backend: requests in flight at once (the conversations of one batch).")
+    cache: bool = Field(
+        False, description="`openai` backend: keep every reply in `RUN/cache`, keyed by the full request "
+        "(model, messages, sampling); a rerun replays hits for free (counted in `usage.json`).")
+    price: PriceConfig = Field(default_factory=PriceConfig)
 
 
 class MemoryConfig(Section):
@@ -103,7 +119,8 @@ class MemoryConfig(Section):
     k: int = Field(
         3, ge=1, description="Entries retrieved per step (raw and bank arms use the same k and token cap).")
     bank: str | None = Field(
-        None, description="A bank directory or the URL of `expbank serve` (`http://host:port`).")
+        None, description="A bank directory or the URL of `expbank serve` (`http://host:port`); `empty` "
+        "with `memory.online`.")
     source: Literal["matched", "none", "random"] = Field(
         "matched", description="Source-observation counterfactual: show each entry's own source observation "
         "(`matched`), none, or another entry's (`random`).")
@@ -115,6 +132,30 @@ class MemoryConfig(Section):
         "bank arms alike.")
     guidance_tokens: int = Field(
         256, ge=1, description="Token cap of each item's guidance with its actions; raw and bank arms alike.")
+    online: bool = Field(
+        False, description="Online (streaming) evaluation: play the panel in `online_order` in waves of "
+        "`online_wave` episodes; after each wave its episodes are credited to the entries they were shown, "
+        "summarised (gate, dedup) into the run's own copy of the bank (`RUN/bank`) and pruned every "
+        "`train.bank.prune_every` waves by the `train.bank` rule, so later waves retrieve what earlier ones "
+        "learnt. `memory.bank` is never written; `empty` starts from an empty bank.")
+    online_wave: int | None = Field(
+        None, ge=1, description="Online evaluation: episodes per wave; `null` = `run.episodes_in_flight`.")
+    online_order: Literal["shuffled", "panel"] = Field(
+        "shuffled", description="Online evaluation: the stream's order, the panel shuffled with `run.seed` or "
+        "the panel's own order (a split written as a stream, e.g. the households `stream`).")
+
+    @model_validator(mode="after")
+    def _online_has_a_bank_to_grow(self) -> MemoryConfig:
+        if self.online:
+            if self.mode == "none":
+                raise ValueError("memory.online needs memory.mode raw or bank (memory none has no bank to grow)")
+            if self.bank and self.bank.startswith(("http://", "https://")):
+                raise ValueError(f"memory.online grows a local copy of the bank; memory.bank={self.bank} is a "
+                                 "service (give a bank directory, or `empty`)")
+        elif self.bank == "empty":
+            raise ValueError("memory.bank=empty is for memory.online (an evaluation against an empty bank "
+                             "retrieves nothing)")
+        return self
 
 
 class PromptConfig(Section):
@@ -373,6 +414,7 @@ class Config(Section):
             name += "-agentic" if memory.retrieval == "agentic" else ""
             name += "" if memory.reconstruct else "-norecon"
             name += "" if memory.source == "matched" else f"-source{memory.source}"
+            name += "-online" if memory.online else ""
         return name
 
 

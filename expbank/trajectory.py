@@ -60,9 +60,14 @@ class Episode(BaseModel):
     num_steps: int = Field(ge=0)
     num_invalid: int = Field(ge=0)
     error: str | None = None
+    # what the policy's replies cost (0 where nobody counted: expert and random episodes, older files)
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    requests: int = Field(0, ge=0)
+    retries: int = Field(0, ge=0)
 
 
-SPLIT_NAMES = ("valid_unseen", "valid_seen", "train", "dev", "test")  # longest first: a prefix test picks right
+SPLIT_NAMES = ("valid_unseen", "valid_seen", "visits", "stream", "train", "dev", "test")  # a prefix test picks right
 _TRAINING_SUFFIX = re.compile(r"-it(\d+)-g(\d+)$")
 
 
@@ -241,4 +246,8 @@ def episode_features():
         "num_steps": Value("int64"),
         "num_invalid": Value("int64"),
         "error": Value("string"),
+        "prompt_tokens": Value("int64"),
+        "completion_tokens": Value("int64"),
+        "requests": Value("int64"),
+        "retries": Value("int64"),
     })

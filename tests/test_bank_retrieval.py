@@ -123,3 +123,28 @@ def test_source_observation_cannot_close_its_quote_or_pose_as_a_field(bank):
     quoted = source[: source.index('"', 1) + 1]
     assert len(quoted) == 200 and quoted.endswith('…"')
     assert source[len(quoted):].startswith(" | guidance: ")  # the real field follows the closing quote
+
+
+def test_an_agents_memory_shows_only_entries_of_its_own_environment(bank, tmp_path):
+    """One bank may hold both environments (the quickstart builds one); a step sees only its own env's
+    entries, from a directory and through the service alike."""
+    from loopback import serving
+
+    from expbank.bank.service import create_app
+    from expbank.bank.store import Bank
+    from expbank.training.agent.retrieve import Memory
+
+    bank.save(tmp_path / "mixed")
+    query = "i need a long clip-in hair extension under 40 dollars; buy it"  # a WebShop-like goal
+    local = Memory("bank", str(tmp_path / "mixed"), k=5)
+    assert any(e.env == "alfworld" for e in local.retrieve(query=query))  # unfiltered, ALFWorld creeps in
+    for memory_bank in (str(tmp_path / "mixed"), None):
+        if memory_bank is None:
+            with serving(create_app(Bank.open(tmp_path / "mixed", writable=False))) as url:
+                shown = Memory("bank", url, k=5).retrieve(query=query, env="webshop")
+                alf = Memory("bank", url, k=5).retrieve(query=query, env="alfworld")
+        else:
+            shown = local.retrieve(query=query, env="webshop")
+            alf = local.retrieve(query=query, env="alfworld")
+        assert shown and all(e.env == "webshop" for e in shown)
+        assert alf and all(e.env == "alfworld" for e in alf)

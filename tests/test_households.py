@@ -26,7 +26,8 @@ def test_households_differ_in_layout_and_keep_each_food_in_one_place():
     assert len({h.scene.receptacles for h in homes}) == len(homes) == 32
     assert len({h.number for h in homes}) == 32
     games = household_games(recipe)
-    assert Counter(g.split for g in games) == {"train": 144, "dev": 12, "valid_unseen": 48, "visits": 192}
+    assert Counter(g.split for g in games) == {"train": 144, "dev": 12, "valid_unseen": 48, "visits": 192,
+                                               "stream": 4 * 48}
     by_number = {h.number: h for h in homes}
     for game in games:  # the walkthrough takes the food where its household keeps it, in every split
         home = by_number[game.scene.number]
@@ -39,6 +40,12 @@ def test_households_differ_in_layout_and_keep_each_food_in_one_place():
     assert held_out <= {g.scene.number for g in games if g.split == "visits"}
     visit_tasks = {(g.scene.number, g.task) for g in games if g.split == "visits"}
     assert not visit_tasks & {(g.scene.number, g.task) for g in games if g.split != "visits"}
+    stream = [g for g in games if g.split == "stream"]  # the held-out tasks, each pair once per round
+    rounds = [stream[i:i + 48] for i in range(0, len(stream), 48)]
+    unseen = Counter((g.scene.number, g.task) for g in games if g.split == "valid_unseen")
+    assert all(Counter((g.scene.number, g.task) for g in r) == unseen for r in rounds)
+    assert len({(g.scene.number, g.task.obj, tuple(sorted(g.scene.objects.items()))) for g in stream}) > 48 * 3
+    assert [g.scene.number for g in rounds[0]] != [g.scene.number for g in rounds[1]]  # each round reshuffled
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -54,7 +61,7 @@ def test_walkthroughs_win_on_the_real_engine_and_no_game_is_won_at_reset(tmp_pat
 
     root = write_households(tmp_path / "games", SMALL)
     assert write_households(root, SMALL) == root  # a complete folder is reused
-    for split in ("train", "dev", "valid_unseen", "visits"):
+    for split in ("train", "dev", "valid_unseen", "visits", "stream"):
         env = envs.make("alfworld", split=split, data_dir=str(root), max_steps=STEP_LIMIT)
         for task_id in env.task_ids():
             observation, info = env.reset(options={"task_id": task_id})

@@ -310,3 +310,43 @@ def test_make_backend_passes_the_actor_limits():
     assert (backend.deadline, backend.max_reply_chars, backend._client.timeout) == (9.0, 50, 7.0)
     default = make_backend("openai", "m", base_url="http://127.0.0.1:9/v1")
     assert (default.deadline, default.max_reply_chars) == (300.0, 32_000)
+
+
+def test_an_openai_runs_rows_and_summary_carry_its_cost(model_server, hf_backend, tmp_path):
+    """``expbank eval`` with the openai actor against serve-model: tokens per episode in the rows, totals,
+    the served model and the cost in summary.json, latency in usage.json only, the cache from the config."""
+    import yaml
+
+    from expbank.config import load_config
+    from expbank.training.evaluation.evaluate import evaluate
+    from expbank.trajectory import read_episodes
+
+    run = tmp_path / "run"
+    config = tmp_path / "eval.yaml"
+    config.write_text(yaml.safe_dump({
+        "env": {"name": "alfworld", "split": "valid_unseen", "max_steps": 2}, "panel": {"limit": 2},
+        "actor": {"backend": "openai", "model": "tiny-random", "base_url": model_server, "concurrency": 2,
+                  "max_retries": 1, "cache": True, "price": {"prompt": 0.15, "completion": 0.6}},
+        "decoding": {"max_new_tokens": 8}, "run": {"dir": str(run), "episodes_in_flight": 2}}))
+    before = hf_backend.usage.calls
+    summary = evaluate(load_config(config), progress=False)
+    episodes = list(read_episodes(run / "episodes.jsonl"))
+    assert all(e.prompt_tokens > 0 and 0 < e.completion_tokens <= 8 * e.num_steps and e.requests == e.num_steps
+               and e.retries == 0 for e in episodes)
+    usage = summary["arms"]["none"]["usage"]
+    assert usage["prompt_tokens"] == sum(e.prompt_tokens for e in episodes)
+    assert usage["requests"] == hf_backend.usage.calls - before == sum(e.num_steps for e in episodes)
+    assert usage["served_model"] == "tiny-random"
+    assert usage["cost_usd"] == pytest.approx((usage["prompt_tokens"] * 0.15 + usage["completion_tokens"] * 0.6) / 1e6)
+    assert "## Usage" in (run / "report.md").read_text()
+    line = json.loads((run / "usage.json").read_text())["invocations"][0]
+    assert line["requests"] == usage["requests"] and line["latency_s"]["p50"] > 0 and line["cache_hits"] == 0
+    assert "latency" not in (run / "episodes.jsonl").read_text()
+    assert len(list((run / "cache").glob("*.json"))) == usage["requests"]
+
+    rows = (run / "episodes.jsonl").read_text()
+    (run / "episodes.jsonl").unlink()  # played again: every reply comes from the cache, the rows are the same
+    evaluate(load_config(config), progress=False)
+    assert hf_backend.usage.calls - before == usage["requests"]
+    assert (run / "episodes.jsonl").read_text() == rows
+    assert json.loads((run / "usage.json").read_text())["invocations"][1]["cache_hits"] == usage["requests"]

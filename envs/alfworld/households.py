@@ -16,6 +16,10 @@ Splits (:func:`household_games`):
 - ``valid_unseen``: the *held-out households* (never trained in), each food into the garbage can.
 - ``visits``: in every household, each food carried to a surface: the expert's walkthroughs of these other
   tasks are the bank's only source for the held-out households and are never trained on.
+- ``stream``: the held-out households' tasks again, ``stream_rounds`` times, for online evaluation (a bank that
+  learns from the actor's own episodes): round r holds every (household, food) pair once, in a seeded order,
+  with the distractors re-placed, so each occurrence is a game (and task id) of its own while the food stays
+  where that household keeps it. Every pair first appears in round 1.
 
 So a policy without memory cannot know a held-out household's placements, and a bank built from the visits
 can. :func:`no_memory_ceiling` is the best any policy computable from the training households does on the
@@ -52,6 +56,7 @@ class Recipe:
     held_out_households: int = 8
     foods: int = len(FOODS)
     dev_games: int = 12
+    stream_rounds: int = 4
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,26 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
     for home in homes:
         for food in foods:
             add("visits", home, food, visit_targets[home.number, food])
+    stream_rng = random.Random(recipe.seed + 2)  # its own draws: the other splits stay as they were
+    held_out = [(home, food) for home in homes[recipe.train_households:] for food in foods]
+    for _ in range(recipe.stream_rounds):
+        for home, food in stream_rng.sample(held_out, len(held_out)):
+            add("stream", _rearranged(home, stream_rng), food, TARGET)
     return games
+
+
+def stream_task_ids(recipe: Recipe) -> list[str]:
+    """The ``stream`` split's task ids in stream order (round by round), for ``panel.task_ids`` of an online
+    evaluation with ``memory.online_order: panel`` (a split lists its task ids sorted, which loses the rounds)."""
+    return [f"{g.task.folder_name(g.scene)}/{g.trial}" for g in household_games(recipe) if g.split == "stream"]
+
+
+def _rearranged(home: Household, rng: random.Random) -> Household:
+    """The household with its distractors put elsewhere; every food stays where the household keeps it."""
+    holders = [i for i, r in enumerate(home.scene.receptacles) if r != TARGET]
+    objects = {name: (rng.choice(holders),) if name in DISTRACTORS else where
+               for name, where in home.scene.objects.items()}
+    return Household(Scene(home.number, home.scene.receptacles, objects), home.places)
 
 
 def write_households(root: Path, recipe: Recipe = Recipe(), progress: bool = False) -> Path:

@@ -50,6 +50,7 @@ class RetrieveRequest(BaseModel):
     kinds: list[Literal["strategy", "warning", "trajectory"]] | None = None
     key: Literal["both", "task", "situation"] = "both"
     exclude_task_ids: list[str] = Field(default_factory=list, max_length=1000)
+    env: Literal["alfworld", "webshop"] | None = Field(None, description="only entries made in this environment")
 
     @model_validator(mode="after")
     def _one_query(self) -> RetrieveRequest:
@@ -148,7 +149,7 @@ def create_app(bank: Bank, token: str | None = None, writable: bool = False,
     def retrieve(body: RetrieveRequest) -> RetrieveResponse:
         with lock:
             hits = search(current(), query=body.query, task=body.task, observation=body.observation, k=body.k,
-                          key=body.key, kinds=body.kinds, exclude_task_ids=body.exclude_task_ids)
+                          key=body.key, kinds=body.kinds, exclude_task_ids=body.exclude_task_ids, env=body.env)
         return RetrieveResponse(entries=[hit.as_dict() for hit in hits],
                                 experience=format_experience(hit.entry for hit in hits))
 

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from expbank.bank.summarise import make_summariser
 from expbank.chat import UsageCounter
-from expbank.config import ActorConfig
+from expbank.config import ActorConfig, LivingBankConfig
 from expbank.errors import UserError
 from expbank.training.actors.models import load_model, resolve_model_path
 from expbank.training.actors.openai_compat import OpenAICompatBackend
@@ -69,6 +70,7 @@ class HFBackend:
     def _hold(self, model, tokenizer, name: str, batch_size: int) -> None:
         self.name, self.model, self.tokenizer = name, model, tokenizer
         self.batch_size, self.usage = batch_size, UsageCounter()
+        self.last_usage: list[UsageCounter] = []  # per conversation of the last call
         self.rowwise = model.device.type == "cpu"
 
     def render(self, conversation: list[dict]) -> str:
@@ -90,6 +92,7 @@ class HFBackend:
         if seed is not None:
             torch.manual_seed(seed)
         eos = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
+        self.last_usage = []
         for start in range(0, len(messages), self.batch_size):
             batch = messages[start: start + self.batch_size]
             prompts = [self.tokenizer(self.render(conversation), add_special_tokens=False)["input_ids"]
@@ -115,6 +118,7 @@ class HFBackend:
                 results.append(Generation(text, prompt, completion, token_logprobs))
                 self.usage.prompt_tokens += len(prompt)
                 self.usage.completion_tokens += len(completion)
+                self.last_usage.append(UsageCounter(len(prompt), len(completion), 1))
             self.usage.calls += 1
         return results
 
@@ -196,6 +200,7 @@ class VLLMBackend:
         self._llm = LLM(model=resolve_model_path(model), enable_lora=adapter is not None, **engine_args)
         self._adapter = adapter
         self.usage = UsageCounter()
+        self.last_usage: list[UsageCounter] = []  # per conversation of the last call
 
     @classmethod
     def colocated(cls, model: str, rank: int, gpu_memory_utilization: float, max_model_len: int) -> VLLMBackend:
@@ -241,9 +246,10 @@ class VLLMBackend:
             lora = LoRARequest("adapter", 1, self._adapter)
         outputs = self._llm.chat(messages, params, lora_request=lora, use_tqdm=False)
         self.usage.calls += 1
-        for output in outputs:
-            self.usage.prompt_tokens += len(output.prompt_token_ids)
-            self.usage.completion_tokens += len(output.outputs[0].token_ids)
+        self.last_usage = [UsageCounter(len(o.prompt_token_ids), len(o.outputs[0].token_ids), 1) for o in outputs]
+        for used in self.last_usage:
+            self.usage.prompt_tokens += used.prompt_tokens
+            self.usage.completion_tokens += used.completion_tokens
         return [output.outputs[0].text for output in outputs]
 
 
@@ -256,8 +262,12 @@ def require_vllm():
     return vllm
 
 
-def backend_for(actor: ActorConfig, **options: Any):
-    """The backend an ``actor:`` config section describes (its request limits included)."""
+def backend_for(actor: ActorConfig, cache_dir: str | os.PathLike | None = None, **options: Any):
+    """The backend an ``actor:`` config section describes (its request limits included); ``cache_dir`` is
+    where an ``openai`` actor with ``actor.cache`` keeps its replies."""
+    if actor.backend == "openai":
+        options |= {"max_retries": actor.max_retries, "concurrency": actor.concurrency,
+                    "cache_dir": cache_dir if actor.cache else None}
     return make_backend(actor.backend, actor.model, adapter=actor.adapter, base_url=actor.base_url,
                         api_key_env=actor.api_key_env, timeout_s=actor.timeout_s, deadline_s=actor.deadline_s,
                         max_reply_chars=actor.max_reply_chars, **options)
@@ -277,3 +287,12 @@ def make_backend(backend: str, model: str, adapter: str | None = None, base_url:
     if backend == "vllm":
         return VLLMBackend(model, adapter=adapter, **options)
     raise ValueError(f"unknown backend {backend!r}; choose hf, openai or vllm")
+
+
+def summariser_for(bank: LivingBankConfig, actor_model: str):
+    """The summariser of a bank that grows from a run's episodes (``train.bank``: a GRPO run's living bank,
+    an online evaluation's copy): the rule summariser, or an LLM one on an OpenAI-compatible server."""
+    if bank.summariser == "rule":
+        return make_summariser("rule")
+    backend = OpenAICompatBackend(bank.summariser_model or actor_model, base_url=bank.summariser_base_url)
+    return make_summariser("llm", backend)

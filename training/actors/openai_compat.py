@@ -7,6 +7,7 @@ Usage::
     backend = OpenAICompatBackend("tiny-random", base_url="http://127.0.0.1:8000/v1", cache_dir="runs/x/cache")
     replies = backend.generate(conversations, temperature=0.0, max_new_tokens=128, stop=["</action>"], seed=1)
     backend.usage, backend.last_usage, backend.served_model             # what was paid, per reply, who answered
+    backend.latencies                                                   # seconds per paid request
     backend.retries                                                     # requests the client had to send again
 
 Behaviour worth knowing:
@@ -95,6 +96,7 @@ class _Reply:
     prompt_tokens: int
     completion_tokens: int
     model: str
+    retries: int = 0  # of the request that was paid for (a cache hit repeats it, like its tokens)
 
 
 class OpenAICompatBackend:
@@ -130,6 +132,7 @@ class OpenAICompatBackend:
         self.retries = 0  # requests sent again, over all calls (failed ones included)
         self.last_usage: list[UsageCounter] = []  # per conversation of the last generate call (cached ones too)
         self.served_model: str | None = None  # the model string of the last reply
+        self.latencies: list[float] = []  # seconds of each paid request, retries included
 
     def generate(self, messages: list[list[dict]], temperature: float = 0.0, max_new_tokens: int = 128,
                  stop: list[str] | None = None, seed: int | None = None, **_: Any) -> list[str]:
@@ -143,7 +146,7 @@ class OpenAICompatBackend:
             message = f"{len(errors)} of {len(messages)} requests failed; first: {errors[0]}"
             raise BackendRequestError(message) from errors[0]
         replies = [f.result() for f in futures]
-        self.last_usage = [UsageCounter(r.prompt_tokens, r.completion_tokens, 1) for r in replies]
+        self.last_usage = [UsageCounter(r.prompt_tokens, r.completion_tokens, 1, r.retries) for r in replies]
         if replies:
             self.served_model = replies[-1].model
         return [r.text for r in replies]
@@ -155,11 +158,14 @@ class OpenAICompatBackend:
             with self._lock:
                 self.cache_hits += 1
             return _Reply(**json.loads(path.read_text()))
+        start = time.monotonic()
         reply = self._request(conversation, sampling)
         with self._lock:
+            self.latencies.append(time.monotonic() - start)
             self.usage.prompt_tokens += reply.prompt_tokens
             self.usage.completion_tokens += reply.completion_tokens
             self.usage.calls += 1
+            self.usage.retries += reply.retries
         if path is not None:
             staging = path.with_name(f"{path.name}.{threading.get_ident()}.partial")
             staging.write_text(json.dumps(asdict(reply)))
@@ -206,7 +212,7 @@ class OpenAICompatBackend:
         text = _restore_stop(content, choice, sampling["stop"] or [])[: self.max_reply_chars]
         return _Reply(text=text, prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                       completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-                      model=getattr(response, "model", None) or self.name)
+                      model=getattr(response, "model", None) or self.name, retries=self._attempt.retries)
 
     def _on_send(self, request: httpx.Request) -> None:
         """httpx request hook, run in the sending thread before each attempt: read the attempt's number (the

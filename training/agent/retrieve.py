@@ -109,9 +109,10 @@ class Memory:
         return {(str(env), str(split)) for env, split in sources}
 
     def retrieve(self, task: str | None = None, observation: str | None = None, query: str | None = None,
-                 task_id: str | None = None) -> list[Entry]:
-        """Top-k entries for a step of task ``task_id``: never entries made from that task, and with
-        ``rooms="other"`` none made in its room."""
+                 task_id: str | None = None, env: str | None = None) -> list[Entry]:
+        """Top-k entries for a step of task ``task_id`` in environment ``env``: only entries made in that
+        environment (one bank may hold both), never entries made from that task, and with ``rooms="other"``
+        none made in its room."""
         excluded = (task_id,) if task_id else ()
         room = room_of(task_id) if task_id and self.rooms == "other" else None
 
@@ -121,11 +122,11 @@ class Memory:
         if self.bank is not None:
             hits = search(self.bank, query=query, task=None if query else task,
                           observation=None if query else observation, k=self.k, kinds=self.kinds,
-                          exclude_task_ids=excluded, keep=elsewhere)
+                          exclude_task_ids=excluded, keep=elsewhere, env=env)
             entries = [hit.entry for hit in hits]
         else:  # a service filters by task id; the room filter runs here, on an over-fetched list
             fetch = self.k if room is None else 8 * self.k
-            body = {"k": fetch, "kinds": list(self.kinds), "exclude_task_ids": list(excluded)}
+            body = {"k": fetch, "kinds": list(self.kinds), "exclude_task_ids": list(excluded), "env": env}
             body.update({"query": query} if query else {"task": task, "observation": observation})
             entries = [Entry.model_validate({k: v for k, v in e.items() if k not in ("score", "similarity")})
                        for e in self._call("POST", "/retrieve", body)["entries"]]

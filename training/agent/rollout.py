@@ -8,7 +8,8 @@ One loop, read top to bottom:
    query is answered from the bank, and a second call writes critique → action);
 4. parse each reply, map it to an action, step all environments at once;
 5. finished episodes become results (:class:`RolloutResult`): the trajectory record of docs/design.md §3 (full model
-   text, entry ids shown, reconstruction), the episode's turn counters and its conversations.
+   text, entry ids shown, reconstruction, the tokens, requests and retries the episode's replies cost), the
+   episode's turn counters and its conversations.
 
 An environment, backend or retrieval failure ends only the affected episodes, which are recorded with ``error``.
 """
@@ -20,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from expbank.chat import UsageCounter
 from expbank.envs.pool import EnvPool, WorkerError
 from expbank.training.agent import conversation, protocol
 from expbank.training.agent.act import choose_action
@@ -89,14 +91,15 @@ class _Live:
     turns_ok: list[bool] = field(default_factory=list)
     conversations: list[list[dict]] = field(default_factory=list)
     stats: TurnStats = field(default_factory=TurnStats)
+    usage: UsageCounter = field(default_factory=UsageCounter)
 
 
-def _experience(memory: Memory | None, live: _Live, query: str | None = None) -> tuple[str | None, list[str]]:
-    """The ``<experience>`` block for this step and the ids of the entries it shows."""
+def _experience(memory: Memory | None, live: _Live, env: str, query: str | None = None) -> tuple[str | None, list[str]]:
+    """The ``<experience>`` block for this step and the ids of the entries it shows (entries of ``env`` only)."""
     if memory is None:
         return None, []
     entries = memory.retrieve(task=live.info["task"], observation=live.observation, query=query,
-                              task_id=live.job.task_id)
+                              task_id=live.job.task_id, env=env)
     live.stats.source_similarities += memory.source_similarities(live.observation, entries)
     return memory.block(entries), [entry.id for entry in entries]
 
@@ -108,12 +111,20 @@ def _messages(settings: RolloutSettings, live: _Live, experience: str | None) ->
 
 
 def _generate(backend, conversations: list[list[dict]], settings: RolloutSettings, stop: list[str],
-              seed: int) -> list[str] | Exception:
+              seed: int, lives: list[_Live]) -> list[str] | Exception:
+    """One batched call; each episode's share of what it cost (the backend's ``last_usage``) goes to it."""
     try:
-        return backend.generate(conversations, temperature=settings.temperature,
-                                max_new_tokens=settings.max_new_tokens, stop=stop, seed=seed)
+        replies = backend.generate(conversations, temperature=settings.temperature,
+                                   max_new_tokens=settings.max_new_tokens, stop=stop, seed=seed)
     except Exception as err:  # recorded on every episode of the batch; the run goes on
         return err
+    usage = getattr(backend, "last_usage", None) or []
+    for live, used in zip(lives, usage if len(usage) == len(lives) else [], strict=False):
+        live.usage.prompt_tokens += used.prompt_tokens
+        live.usage.completion_tokens += used.completion_tokens
+        live.usage.calls += used.calls
+        live.usage.retries += used.retries
+    return replies
 
 
 def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, lives: dict[int, _Live],
@@ -126,7 +137,7 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
 
     def experience(slot: int, query: str | None = None) -> tuple[str | None, list[str]] | None:
         try:
-            return _experience(memory, lives[slot], query)
+            return _experience(memory, lives[slot], settings.env, query)
         except RetrievalError as err:
             errors[slot] = f"retrieval error: {err}"
             return None
@@ -134,7 +145,7 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
     if spec.agentic:
         slots = list(lives)
         first = [_messages(settings, lives[s], None) for s in slots]
-        replies = _generate(backend, first, settings, ["</retrieve>"], turn_seed)
+        replies = _generate(backend, first, settings, ["</retrieve>"], turn_seed, [lives[s] for s in slots])
         if isinstance(replies, Exception):
             return {s: f"backend error: {replies}" for s in slots}
         kept, conversations, shown = [], [], {}
@@ -147,7 +158,8 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
             conversations.append(conversation.after_retrieval(messages, reply, found[0]))
         if not kept:
             return errors
-        second = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed + 1)
+        second = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed + 1,
+                           [lives[s] for s in kept])
         if isinstance(second, Exception):
             return errors | {s: f"backend error: {second}" for s in kept}
         return errors | {s: (shown[s][0] + text, shown[s][1], conversation.with_reply(messages, text))
@@ -162,7 +174,7 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
         conversations.append(_messages(settings, lives[slot], found[0]))
     if not kept:
         return errors
-    replies = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed)
+    replies = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed, [lives[s] for s in kept])
     if isinstance(replies, Exception):
         return errors | {s: f"backend error: {replies}" for s in kept}
     return errors | {s: (text, shown[s], conversation.with_reply(messages, text))
@@ -178,6 +190,8 @@ def _result(settings: RolloutSettings, live: _Live, policy: str, error: str | No
         "task": info.get("task", ""), "policy": policy, "seed": live.job.seed, "steps": live.steps,
         "success": won, "score": float(info.get("score", 0.0)) if error is None else 0.0,
         "num_steps": len(live.steps), "num_invalid": sum(s["invalid"] for s in live.steps), "error": error,
+        "prompt_tokens": live.usage.prompt_tokens, "completion_tokens": live.usage.completion_tokens,
+        "requests": live.usage.calls, "retries": live.usage.retries,
     }
     live.stats.turns = len(live.turns_ok)
     live.stats.format_score = protocol.format_score(live.turns_ok)

@@ -22,7 +22,9 @@ from expbank.training.evaluation.published import render_published
 from expbank.trajectory import read_episodes
 
 SCHEMA_VERSION = 1
-PLOTS = {"success": "plot_success.png", "per_type": "plot_per_type.png", "flips": "plot_flips.png"}
+PLOTS = {"success": "plot_success.png", "per_type": "plot_per_type.png", "flips": "plot_flips.png",
+         "stream": "plot_stream.png"}
+STREAM_WINDOW = 24  # episodes in the moving success rate of an online run's stream plot
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Arm:
     fingerprint: dict[str, Any]
     rows: list[stats.EpisodeOutcome]
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def trained(self) -> bool:
@@ -125,8 +128,25 @@ def _arms_of(run_dir: Path, config: Config, fingerprint: dict[str, Any], name: s
                 raise UserError(f"{path}: arm '{arm_name}' has task {ep.task_id} seed {ep.seed} twice")
             seen.add((ep.task_id, ep.seed))
         diagnostics = _recorded_diagnostics(run_dir, arm_name) | _row_diagnostics(episodes)
-        arms.append(Arm(arm_name, config, fingerprint, stats.rows_from_episodes(episodes), diagnostics))
+        arms.append(Arm(arm_name, config, fingerprint, stats.rows_from_episodes(episodes), diagnostics,
+                        _usage(run_dir, config, episodes)))
     return arms
+
+
+def _usage(run_dir: Path, config: Config, episodes: list[Any]) -> dict[str, Any]:
+    """What the arm's replies cost, summed from its rows; the served model from ``usage.json``; the cost in
+    US$ when ``actor.price`` is set."""
+    totals = {key: sum(getattr(e, key) for e in episodes)
+              for key in ("prompt_tokens", "completion_tokens", "requests", "retries")}
+    path = run_dir / "usage.json"
+    invocations = _read_json(path).get("invocations", [])
+    served = [line["served_model"] for line in invocations if line.get("served_model")]
+    totals["served_model"] = served[-1] if served else None
+    price = config.actor.price
+    if price.prompt is not None or price.completion is not None:
+        totals["cost_usd"] = (totals["prompt_tokens"] * (price.prompt or 0.0)
+                              + totals["completion_tokens"] * (price.completion or 0.0)) / 1e6
+    return totals
 
 
 def load_run(run_dir: str | Path) -> Run:
@@ -226,7 +246,11 @@ def build_summary(run: Run, plan: list[tuple[str, str, str]] | None = None,
         arms[arm.name] = stats.arm_metrics(arm.rows, env, seed, resamples) | {
             "actor": _actor_label(arm.config), "memory": _memory_label(arm.config),
             "trained": arm.trained, "base_model": arm.base_model, "diagnostics": arm.diagnostics,
+            "usage": arm.usage,
         }
+        if arm.config.memory.online:  # rows are in stream order
+            arms[arm.name]["online"] = stats.stream_halves(arm.rows) | {
+                "stream": [int(row.success) for row in arm.rows]}
     comparisons = []
     for a, b, kind in plan_comparisons(run.arms) if plan is None else plan:
         result = stats.compare_arms(by_name[a].rows, by_name[b].rows, env, seed, resamples)
@@ -333,6 +357,26 @@ def render_report(summary: dict[str, Any], published: str | None = None) -> str:
                 row += [f"{_num(c['score_diff'])} {_ci(c['score_ci95'])}", _p(c["score_p"])]
             table.append(row + [_sd(c["seeds"], "diff"), c["sample"]["text"]])
         lines += _table(header, table)
+    paid = {name: arm["usage"] for name, arm in arms.items() if arm.get("usage", {}).get("requests")}
+    if paid:
+        lines += ["", "## Usage", "", "Summed over each arm's episodes (a cached reply counts what it cost when paid "
+                  "for); latency per invocation is in the arm's `usage.json`.", ""]
+        lines += _table(["arm", "served model", "requests", "retries", "prompt tokens", "completion tokens",
+                         "cost US$"], [
+            [name, u["served_model"] or "—", str(u["requests"]), str(u["retries"]), str(u["prompt_tokens"]),
+             str(u["completion_tokens"]), f"{u['cost_usd']:.4f}" if u.get("cost_usd") is not None else "—"]
+            for name, u in paid.items()])
+    streams = {name: arm["online"] for name, arm in arms.items() if arm.get("online")}
+    if streams:
+        lines += ["", "## Online arms", "",
+                  "These arms learnt while they were evaluated: the bank they retrieve from grows from their own "
+                  "earlier episodes (the run's `bank/`, one line per wave in `online.jsonl`). Their success is "
+                  "that of a stream, not of a fixed bank. Halves of the stream, in stream order; Fisher's exact "
+                  "test, two-sided.", ""]
+        lines += _table(["arm", "first half % (n)", "second half % (n)", "diff", "Fisher p"], [
+            [name, f"{_num(o['first_half']['success'])} ({o['first_half']['n']})",
+             f"{_num(o['second_half']['success'])} ({o['second_half']['n']})", _num(o["diff"]), _p(o["fisher_p"])]
+            for name, o in streams.items()])
     keys = sorted({k for arm in arms.values() for k in arm["diagnostics"]})
     if keys:
         lines += ["", "## Diagnostics", ""]
@@ -405,6 +449,20 @@ def write_plots(summary: dict[str, Any], out_dir: Path) -> list[str]:
         ax.set_xlabel("paired episodes")
         ax.legend(fontsize="small")
         save(fig, "flips")
+
+    streams = {name: arms[name]["online"]["stream"] for name in names if arms[name].get("online")}
+    if streams:
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        for name, outcomes in streams.items():
+            window = min(STREAM_WINDOW, len(outcomes))
+            moving = np.convolve(outcomes, np.ones(window) / window, mode="valid") * 100
+            ax.plot(np.arange(window, len(outcomes) + 1), moving, label=name)
+        ax.set_xlabel("episodes played (stream order)")
+        ax.set_ylabel(f"success % (last {STREAM_WINDOW} episodes)")
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+        save(fig, "stream")
     return written
 
 

@@ -7,7 +7,8 @@ Conventions, chosen so a number read from ``summary.json`` or ``report.md`` mean
 - Episodes pair across arms by ``(task_id, seed)``. Confidence intervals come from a percentile bootstrap
   that resamples *tasks* (all seeds of a task move together, since they share the task's difficulty),
   drawn with a seeded ``numpy.random.Generator`` so every rerun gives the same interval.
-- Tests come from scipy/statsmodels: exact McNemar on success, Wilcoxon signed-rank on WebShop score.
+- Tests come from scipy/statsmodels: exact McNemar on success, Wilcoxon signed-rank on WebShop score, and
+  Fisher's exact test between the two halves of an online run's stream (different episodes: unpaired).
 """
 
 from __future__ import annotations
@@ -150,6 +151,22 @@ def mcnemar_exact_p(a_only: int, b_only: int, alternative: str = "two-sided") ->
     if alternative == "greater":
         return float(binomtest(b_only, a_only + b_only, 0.5, alternative="greater").pvalue)
     return float(mcnemar([[0, a_only], [b_only, 0]], exact=True).pvalue)
+
+
+def stream_halves(rows: Sequence[EpisodeOutcome]) -> dict[str, Any]:
+    """An online run's stream (rows in stream order) cut in two: success of each half and the two-sided
+    Fisher exact p of second vs first (the halves hold different episodes, so the test is unpaired)."""
+    from scipy.stats import fisher_exact
+
+    half = len(rows) // 2
+    first, second = rows[:half], rows[half:]
+    won = [sum(r.success for r in part) for part in (first, second)]
+    p = float(fisher_exact([[won[1], len(second) - won[1]], [won[0], len(first) - won[0]]]).pvalue) \
+        if first and second else None
+    return {"first_half": {"n": len(first), "success": _pct([r.success for r in first]) if first else None},
+            "second_half": {"n": len(second), "success": _pct([r.success for r in second]) if second else None},
+            "diff": _pct([r.success for r in second]) - _pct([r.success for r in first]) if first and second
+            else None, "fisher_p": p}
 
 
 def wilcoxon_p(differences: Sequence[float]) -> float:

@@ -23,10 +23,9 @@ from typing import Any
 
 from expbank.bank.curation import credit_episode, prune
 from expbank.bank.store import Bank, content_hash, copy_bank, is_service_url
-from expbank.bank.summarise import make_summariser
 from expbank.config import Config
 from expbank.errors import UserError
-from expbank.training.actors.openai_compat import OpenAICompatBackend
+from expbank.training.actors.backends import summariser_for
 from expbank.training.agent.retrieve import Memory
 from expbank.training.rl.distributed import Distributed
 from expbank.trajectory import Episode, parse_episode_id
@@ -74,19 +73,12 @@ class LivingBank:
         if dist.is_main:
             self.bank = Bank.open(self.path, writable=True)
             self.memory.bank = self.bank  # rank 0 retrieves from the copy it writes
-            self.summariser = self._summariser()
+            self.summariser = summariser_for(self.cfg, config.actor.model)
             self.pending = self._pending_after_resume(run_dir / "episodes.jsonl", start)
 
     def _open_memory(self) -> Memory:
         return Memory.from_config(self.config.memory.model_copy(update={"mode": "bank"}), self.config.run.seed,
                                   bank=str(self.path))
-
-    def _summariser(self):
-        if self.cfg.summariser == "rule":
-            return make_summariser("rule")
-        backend = OpenAICompatBackend(self.cfg.summariser_model or self.config.actor.model,
-                                      base_url=self.cfg.summariser_base_url)
-        return make_summariser("llm", backend)
 
     def _pending_after_resume(self, episodes_path: Path, start: int) -> list[Episode]:
         """The kept episodes of the steps after the last summarising step up to ``start`` (a resumed run
