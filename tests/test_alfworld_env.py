@@ -50,6 +50,17 @@ def test_expert_wins_every_valid_seen_and_dev_game():
         env.close()
 
 
+@pytest.mark.parametrize("split", list(BUNDLED_GAMES))
+def test_no_bundled_game_is_won_before_any_move(split):
+    """A game whose goal holds at reset (the lettuce already on the countertop) measures nothing."""
+    env = envs.make("alfworld", split=split)
+    for task_id in env.task_ids():
+        env.reset(options={"task_id": task_id})
+        _, _, terminated, _, info = env.step("look")
+        assert not terminated and not info["won"], f"{split}/{task_id} is won before any move"
+    env.close()
+
+
 def test_reset_is_deterministic_and_strips_the_banner(alfworld_valid_unseen):
     env = alfworld_valid_unseen
     task_id = env.task_ids()[3]

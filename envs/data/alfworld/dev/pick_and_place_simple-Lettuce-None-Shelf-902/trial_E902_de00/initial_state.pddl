@@ -361,7 +361,7 @@
                         (and
                             (inReceptacle ?o ?r)
                             (objectType ?o LettuceType)
-                            (receptacleType ?r CounterTopType)
+                            (receptacleType ?r ShelfType)
                         )
                     )
                 )
