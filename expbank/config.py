@@ -226,6 +226,10 @@ class LivingBankConfig(Section):
     capacity: int | None = Field(
         None, ge=1, description="Pruning: evict the lowest-utility entries above this many entries; `null` = "
         "no cap.")
+    prune_by: Literal["laplace", "recent"] = Field(
+        "laplace", description="Pruning: compare `prune_threshold` with the Laplace utility, or with `recent`, "
+        "a success rate weighted to recent episodes (r <- r/2 + outcome/2), which retires an entry that stopped "
+        "being true after 2 failures where Laplace needs 14 after 5 successes.")
 
     @model_validator(mode="after")
     def _llm_summariser_has_a_server(self) -> LivingBankConfig:

@@ -11,7 +11,7 @@ from expbank.bank.curation import credit, credit_episode, prune
 from expbank.bank.entry import Entry, Outcome, Stats
 from expbank.bank.store import Bank, BankError
 from expbank.bank.summarise import RuleSummariser
-from expbank.bank.utility import pessimistic_utility, plan_prune, utility
+from expbank.bank.utility import pessimistic_utility, plan_prune, recent_utility, utility
 
 
 def test_utility_values():
@@ -74,6 +74,29 @@ def test_prune_pinned_over_capacity_warns(caplog):
         removals = plan_prune(ENTRIES, min_uses=3, threshold=0.3, capacity=0)
     assert "P" not in {r.id for r in removals} and len(removals) == len(ENTRIES) - 1
     assert "pinned entries alone (1) exceed the capacity 0" in caplog.text
+
+
+def test_an_entry_that_stopped_being_true_is_retired_in_time_only_by_recent_utility(new_bank):
+    """Five successes, then the world changes: Laplace keeps the entry for 13 more failures, ``recent``
+    retires it after 2 (0.5 -> 0.984 after 5 successes -> 0.492 -> 0.246 < 0.3)."""
+    bank = new_bank()
+    bank.add(RuleSummariser().summarise(alf_transform("heat")))
+    stale = next(iter(bank.entries())).id
+    for _ in range(5):
+        credit(bank, [stale], success=True)
+    assert bank.get(stale).stats.recent == pytest.approx(1 - 0.5 ** 6)
+    for failures in range(1, 15):
+        credit(bank, [stale], success=False)
+        entry = bank.get(stale)
+        by_laplace = plan_prune([entry], min_uses=3, threshold=0.3, capacity=None)
+        by_recent = plan_prune([entry], min_uses=3, threshold=0.3, capacity=None, by="recent")
+        assert bool(by_recent) == (failures >= 2), failures
+        assert bool(by_laplace) == (failures >= 14), failures
+    assert "low recent utility" in by_recent[0].reason
+    assert recent_utility(0.5, True) == 0.75 and recent_utility(0.75, False) == 0.375
+    saved = Bank.open(bank.save(), writable=False)  # the counters keep it
+    assert saved.get(stale).stats.recent == pytest.approx(entry.stats.recent)
+    assert [r.id for r in prune(Bank.open(bank.path), by="recent")] == [stale]
 
 
 def test_credit_is_per_episode_and_only_to_shown_entries(new_bank):

@@ -1,7 +1,8 @@
 """Curation of a writable bank: per-episode utility credit and pruning (docs/design.md §4).
 
 * Credit is per episode and only to entries actually shown: an entry shown at least once gets
-  ``uses += 1`` and ``successes += 1`` if the episode succeeded, however often it was shown.
+  ``uses += 1`` and ``successes += 1`` if the episode succeeded, however often it was shown, and its
+  ``recent`` success rate moves toward the outcome.
 * Pruning applies :func:`expbank.bank.utility.plan_prune` and logs every removal.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 
 from expbank.bank.entry import now_iso
 from expbank.bank.store import Bank
-from expbank.bank.utility import Removal, plan_prune
+from expbank.bank.utility import Removal, plan_prune, recent_utility
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +31,8 @@ def credit(bank: Bank, entry_ids: Iterable[str], success: bool) -> int:
         if entry is None:
             continue
         stats = entry.stats
-        uses = stats.uses + 1
-        successes = stats.successes + int(success)
-        bank.set_stats(entry_id, uses=uses, successes=successes, last_used=when)
+        bank.set_stats(entry_id, uses=stats.uses + 1, successes=stats.successes + int(success), last_used=when,
+                       recent=recent_utility(stats.recent, success))
         found += 1
     return found
 
@@ -44,10 +44,10 @@ def credit_episode(bank: Bank, episode) -> int:
 
 
 def prune(bank: Bank, min_uses: int = 3, threshold: float = 0.3,
-          capacity: int | None = None) -> list[Removal]:
+          capacity: int | None = None, by: str = "laplace") -> list[Removal]:
     """Apply :func:`plan_prune` to ``bank`` and log every removal (logger and the bank's own log)."""
     bank.require_writable("prune")
-    removals = plan_prune(bank.entries(include_quarantined=True), min_uses, threshold, capacity)
+    removals = plan_prune(bank.entries(include_quarantined=True), min_uses, threshold, capacity, by)
     for removal in removals:
         log.info("prune %s: %s", removal.id, removal.reason)
     bank.delete([r.id for r in removals], event="prune", reasons={r.id: r.reason for r in removals})

@@ -56,6 +56,7 @@ class Stats(_Model):
     uses: int = Field(0, ge=0)
     successes: int = Field(0, ge=0)
     utility: float = 0.5
+    recent: float = 0.5  # success rate weighted to recent episodes (utility.recent_utility); 0.5 unused
     last_used: str | None = None
 
 

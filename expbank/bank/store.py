@@ -571,12 +571,15 @@ class Bank:
                 out[i].append((int(row), float(sit[i, row]) + g))
         return out
 
-    def set_stats(self, entry_id: str, uses: int, successes: int, last_used: str | None) -> None:
-        """Set one entry's counters; saved in ``counters.json`` until the next save that rewrites entries."""
+    def set_stats(self, entry_id: str, uses: int, successes: int, last_used: str | None,
+                  recent: float | None = None) -> None:
+        """Set one entry's counters (``recent`` kept unless given); saved in ``counters.json`` until the next
+        save that rewrites entries."""
         row = self._row_of[entry_id]
         entry = self._rows[row]
         stats = entry.stats.model_copy(update={
-            "uses": uses, "successes": successes, "utility": utility(successes, uses), "last_used": last_used})
+            "uses": uses, "successes": successes, "utility": utility(successes, uses), "last_used": last_used,
+            "recent": entry.stats.recent if recent is None else recent})
         self._rows[row] = entry.model_copy(update={"stats": stats})
         self._stats_changed.add(entry_id)
 

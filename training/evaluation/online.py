@@ -86,12 +86,13 @@ class OnlineBank:
         retired = []
         if self.rule.prune_every and wave % self.rule.prune_every == 0:
             before = {entry.id: entry for entry in self.bank.entries(include_quarantined=True)}
-            for removal in prune(self.bank, min_uses=self.rule.prune_min_uses,
-                                 threshold=self.rule.prune_threshold, capacity=self.rule.capacity):
+            for removal in prune(self.bank, min_uses=self.rule.prune_min_uses, threshold=self.rule.prune_threshold,
+                                 capacity=self.rule.capacity, by=self.rule.prune_by):
                 stats = before[removal.id].stats
                 retired.append({"id": removal.id, "situation": before[removal.id].situation,
                                 "uses": stats.uses, "successes": stats.successes,
-                                "utility": round(stats.utility, 6), "reason": removal.reason})
+                                "utility": round(stats.utility, 6), "recent": round(stats.recent, 6),
+                                "reason": removal.reason})
         self.bank.save()
         line = {"wave": wave, "episodes": len(episodes), "successes": sum(e.success for e in usable),
                 "credited_entries": credited, "added": len(report.added), "merged": len(report.merged),

@@ -128,7 +128,7 @@ class LivingBank:
             added, merged, quarantined = self._grow()
         if self.cfg.prune_every and step % self.cfg.prune_every == 0:
             pruned = len(prune(self.bank, min_uses=self.cfg.prune_min_uses, threshold=self.cfg.prune_threshold,
-                               capacity=self.cfg.capacity))
+                               capacity=self.cfg.capacity, by=self.cfg.prune_by))
         self.bank.save()
         utilities = [entry.stats.utility for entry in self.bank.entries()]
         return {"bank_size": len(self.bank), "bank_inserts": added, "bank_merges": merged,
