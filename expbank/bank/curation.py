@@ -19,16 +19,17 @@ log = logging.getLogger(__name__)
 
 
 def credit(bank: Bank, entry_ids: Iterable[str], success: bool) -> int:
-    """Credit one finished episode to the distinct entries it was shown; returns how many were found.
+    """Credit one finished episode to the distinct entries it was shown; returns how many were credited.
 
-    Only counters change: no vector or index is touched. Unknown ids (pruned meanwhile) are skipped.
+    Only counters change: no vector or index is touched. Unknown ids (pruned meanwhile) and entries that are
+    not trusted (a caller may name any id) are skipped.
     """
     bank.require_writable("credit")
     when = now_iso()
     found = 0
     for entry_id in dict.fromkeys(entry_ids):
         entry = bank.get(entry_id)
-        if entry is None:
+        if entry is None or entry.provenance.trust != "trusted":
             continue
         stats = entry.stats
         bank.set_stats(entry_id, uses=stats.uses + 1, successes=stats.successes + int(success), last_used=when,
@@ -41,6 +42,16 @@ def credit_episode(bank: Bank, episode) -> int:
     """Credit an ``Episode`` (docs/design.md §3) to the union of the entry ids of its steps' ``retrieved``."""
     shown = [entry_id for step in episode.steps for entry_id in step.retrieved]
     return credit(bank, shown, episode.success)
+
+
+def credit_once(bank: Bank, episode) -> int | None:
+    """:func:`credit_episode`, at most once per episode id (the bank records the ids it credited); None for
+    a repeat. What online evaluation and the MCP server's ``record_episode`` use."""
+    if episode.episode_id in bank.credited:
+        return None
+    found = credit_episode(bank, episode)
+    bank.mark_credited(episode.episode_id)
+    return found
 
 
 def prune(bank: Bank, min_uses: int = 3, threshold: float = 0.3,

@@ -21,7 +21,7 @@ import secrets
 import threading
 from typing import Any, Literal
 
-from expbank.bank.curation import credit_episode
+from expbank.bank.curation import credit_once
 from expbank.bank.retrieval import format_experience, search
 from expbank.bank.store import Bank
 from expbank.bank.summarise import RuleSummariser
@@ -85,10 +85,7 @@ def create_server(bank: Bank, writable: bool = False):
                 live = current()
                 repeat = record.episode_id in live.episodes
                 report = None if repeat else live.add(summariser.summarise(record))
-                credited = 0
-                if record.episode_id not in live.credited:
-                    credited = credit_episode(live, record)
-                    live.mark_credited(record.episode_id)
+                credited = credit_once(live, record) or 0
                 live.episodes.add(record.episode_id)
                 live.save()
             return {"repeat": repeat, "credited": credited,

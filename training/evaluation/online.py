@@ -27,7 +27,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from expbank.bank.curation import credit_episode, prune
+from expbank.bank.curation import credit_once, prune
 from expbank.bank.store import Bank, copy_bank, is_bank
 from expbank.config import Config
 from expbank.training.actors.backends import summariser_for
@@ -75,11 +75,7 @@ class OnlineBank:
     def absorb(self, wave: int, episodes: list[Episode]) -> dict[str, Any]:
         """Credit, summarise and (on a pruning wave) prune after wave ``wave`` (counted from 1); save."""
         usable = [e for e in episodes if e.error is None]
-        credited = 0
-        for episode in usable:
-            if episode.episode_id not in self.bank.credited:
-                credited += credit_episode(self.bank, episode)
-                self.bank.mark_credited(episode.episode_id)
+        credited = sum(credit_once(self.bank, episode) or 0 for episode in usable)
         fresh = [e for e in usable if e.episode_id not in self.bank.episodes]
         report = self.bank.add([entry for episode in fresh for entry in self.summariser.summarise(episode)])
         self.bank.episodes.update(e.episode_id for e in fresh)
