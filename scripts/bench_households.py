@@ -38,10 +38,8 @@ import yaml
 from tqdm import tqdm
 
 from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, no_memory_ceiling, write_households
-from expbank.training.evaluation import report
+from expbank.training.evaluation import households, report
 
-# The compact experience block both memory arms see (docs/training.md, "The households panel").
-RENDER = {"k": 2, "source_chars": 0, "guidance_tokens": 48}
 COMPARISONS = [("sft-none", "sft-bank"), ("sft-bank-other", "sft-bank")]
 SMALL_COMPARISONS = [("raw", "sft-bank"), ("bank-norecon", "sft-bank"), ("bank-sourcerandom", "sft-bank")]
 GRPO_COMPARISONS = [("sft-bank", "grpo-bank"), ("sft-none", "grpo-none")]
@@ -70,21 +68,7 @@ class Stages:
 
 def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict, temperature: float = 0.0,
                 train: dict | None = None) -> dict:
-    """The run config of one arm; ``actor`` is ``{"model": ...}`` and, for a LoRA policy, ``"adapter"``."""
-    tree = {
-        "env": {"name": "alfworld", "split": "valid_unseen", "max_steps": STEP_LIMIT, "data_dir": str(games)},
-        "panel": {"seeds": [0]},
-        "actor": {"backend": "hf", **{key: str(value) for key, value in actor.items()}},
-        "memory": {**RENDER, **memory},
-        "prompt": {"history_length": 1},
-        "decoding": {"temperature": temperature, "max_new_tokens": 64},
-        "select": {"split": "dev"},
-        "report": {"splits": ["valid_unseen"]},
-        "run": {"seed": args.seed, "episodes_in_flight": 8},
-    }
-    if train:
-        tree["train"] = train
-    return tree
+    return households.arm_tree(games, actor, memory, args.seed, temperature, train)
 
 
 def write_yaml(path: Path, tree: dict) -> Path:
@@ -93,16 +77,7 @@ def write_yaml(path: Path, tree: dict) -> Path:
 
 
 def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) -> Path:
-    from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
-
-    recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
-                        history_length=1, steps=args.sft_steps, learning_rate=args.sft_learning_rate,
-                        induction_steps=250,
-                        induction_mix_batch_size=16, average_last=50, seed=args.seed,
-                        memory=memory.get("mode", "none"), bank=memory.get("bank"), k=RENDER["k"],
-                        reconstruct=memory.get("reconstruct", True),
-                        source_chars=RENDER["source_chars"], guidance_tokens=RENDER["guidance_tokens"])
-    return build_tiny_warm(recipe, out=out, progress=True)
+    return households.tiny_policy(games, memory, out, args.seed, args.sft_steps, args.sft_learning_rate)
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
@@ -198,7 +173,7 @@ def main() -> None:
     summary["households"] = {"recipe": dataclasses.asdict(recipe),
                              "no_memory_ceiling": no_memory_ceiling(recipe), "policy": "tiny-warm" if args.small
                              else args.model, "sft_steps": args.sft_steps, "constructed_panel": True}
-    summary["critique"] = {name: critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
+    summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
              f"seed {args.seed}, policy {summary['households']['policy']}, no-memory ceiling "
@@ -210,49 +185,8 @@ def main() -> None:
     lines += [f"- {name}: {d['none_share']:.2f} of {d['turns']} turns" for name, d in summary["critique"].items()
               if d["turns"]]
     (out / "compare.md").write_text("\n".join(lines) + "\n")
-    plot(summary, out / "success.png")
+    households.plot(summary, out / "success.png")
     print((out / "compare.md").read_text())
-
-
-def critique_diagnostic(run_dir: Path) -> dict:
-    """Over turns before the goal object is taken: how often the policy wrote ``NONE`` in ``<reconstruct>``."""
-    from expbank.training.agent.protocol import parse_output
-
-    turns = none = 0
-    for line in (run_dir / "episodes.jsonl").read_text().splitlines():
-        episode = json.loads(line)
-        for step in episode["steps"]:
-            if step["action"].startswith("take "):
-                break
-            blocks = parse_output(step.get("output") or "", ()).blocks
-            if "reconstruct" in blocks:
-                turns += 1
-                none += blocks["reconstruct"].strip().upper() == "NONE"
-    return {"turns": turns, "none_share": none / turns if turns else 0.0}
-
-
-def plot(summary: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = summary["run"]["arm_order"]
-    rates = [summary["arms"][n]["success"] for n in names]
-    cis = [summary["arms"][n].get("success_ci95") or [r, r] for n, r in zip(names, rates, strict=True)]
-    errors = [[r - lo for r, (lo, _) in zip(rates, cis, strict=True)], [hi - r for r, (_, hi) in zip(rates, cis, strict=True)]]
-    figure, axis = plt.subplots(figsize=(1.2 * len(names) + 2, 3.5))
-    axis.bar(names, rates, yerr=errors, capsize=4, color="#4c72b0")
-    ceiling = 100 * summary["households"]["no_memory_ceiling"]["rate"]
-    axis.axhline(ceiling, color="grey", linestyle="--", label=f"no-memory ceiling {ceiling:.0f}%")
-    axis.set_ylabel("success % (95% CI)")
-    axis.set_ylim(0, 100)
-    axis.set_title("households panel (constructed), held-out rooms")
-    axis.legend(loc="upper right", fontsize=8)
-    figure.autofmt_xdate(rotation=30)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
 
 
 if __name__ == "__main__":

@@ -93,3 +93,16 @@ def test_prompts_describe_exactly_the_expected_blocks():
     message = step_message("put a apple in fridge.", [("obs0", "look")], "obs1", ADMISSIBLE, "<experience>\n</experience>")
     assert message.index("Task:") < message.index("obs0") < message.index("obs1") < message.index("<experience>")
     assert "go to fridge 1" in message
+
+
+def test_prompt_system_none_leaves_only_the_step_message():
+    from expbank.config import MemoryConfig
+    from expbank.training.agent.conversation import step_messages
+
+    args = ("put a apple in fridge.", [("obs0", "look")], "obs1", ADMISSIBLE, "<experience>\n[1] x\n</experience>", 1)
+    full = step_messages("alfworld", FULL, *args)
+    bare = step_messages("alfworld", ProtocolSpec.of(MemoryConfig(mode="bank"), "none"), *args)
+    assert [m["role"] for m in full] == ["system", "user"] and bare == full[1:]
+    assert "<experience>" in bare[0]["content"]
+    with pytest.raises(ValueError, match="system must be full or none"):
+        ProtocolSpec("bank", system="short")

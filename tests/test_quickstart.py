@@ -1,13 +1,21 @@
-"""``expbank quickstart`` at a reduced scale, its resumption and errors; the README and config reference.
+"""``expbank quickstart`` at a test scale, its resumption (after a SIGKILL too) and errors; the README and config
+reference.
 
-The reduced run plays every stage for real (bundled ALFWorld and WebShop, the offline MiniLM bank, SFT and one
-GRPO step) with the 3M-parameter ``tiny-random`` actor, so it checks the plumbing, not what a model learns.
+The test scale plays every stage for real: households games on the ALFWorld engine, expert visits, the
+offline MiniLM bank, two tiny-warm policies trained from scratch (60 steps: the format, not yet the bank),
+GRPO and four evaluated arms. It checks the chain and its records, not the effect (README, "Quickstart").
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,78 +24,147 @@ from expbank.cli import main
 from expbank.commands import quickstart as qs
 
 ROOT = Path(__file__).resolve().parent.parent
-REDUCED = ["actor=tiny-random", "alfworld.panel=1", "alfworld.expert=1", "alfworld.random=0", "alfworld.max_steps=2",
-           "webshop.panel=2", "webshop.expert=3", "webshop.random=1", "webshop.max_steps=2", "webshop.sft=1",
-           "max_new_tokens=8", "max_length=512", "episodes_in_flight=2", "collect_workers=1"]
+TEST_SCALE = ["train_households=2", "held_out_households=1", "sft_steps=60", "grpo_steps=1", "grpo_extra_steps=3",
+              "tasks_per_step=2", "group_size=4", "episodes_in_flight=2", "collect_workers=1"]
+COMPARISON = r"[+-]\d+\.\d pts \[[+-]\d+\.\d, [+-]\d+\.\d\], McNemar p=[\d.e+-]+, n=6"
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    """A reduced quickstart, run once for the module through the command line."""
+    """A test-scale quickstart, run once for the module through the command line."""
     out = tmp_path_factory.mktemp("quickstart") / "run"
-    assert main(["quickstart", "--out", str(out), *REDUCED]) == 0
+    assert main(["quickstart", "--out", str(out), *TEST_SCALE]) == 0
     return out
 
 
-def test_report_holds_every_arm_with_its_counts(finished: Path) -> None:
-    expected = {"alfworld": ({"none", "raw", "bank"}, 1), "webshop": ({"none", "raw", "bank", "trained-none",
-                                                                      "trained-bank"}, 2)}
+def test_report_says_what_the_panel_is_and_pairs_every_arm(finished: Path) -> None:
+    summary = json.loads((finished / "summary.json").read_text())
+    assert list(summary["run"]["arm_order"]) == list(qs.ARMS)
+    assert all(summary["arms"][arm]["n"] == 6 and summary["arms"][arm]["errors"] == 0 for arm in qs.ARMS)
+    assert summary["households"]["constructed_panel"] and summary["households"]["policy"] == "tiny-warm"
     report = (finished / "report.md").read_text()
-    assert "too small for the tests to mean much" in report
-    for env, (arms, n) in expected.items():
-        summary = json.loads((finished / "eval" / env / "summary.json").read_text())
-        assert set(summary["arms"]) == arms
-        assert all(summary["arms"][arm]["n"] == n for arm in arms)
-        kinds = {(c["b"], c["a"], c["kind"]) for c in summary["comparisons"]}
-        assert ("bank", "none", "vs_none") in kinds and ("raw", "none", "vs_none") in kinds
-        if env == "webshop":  # trained arms are paired with the untrained actor in the same memory mode
-            assert ("trained-bank", "bank", "vs_base") in kinds and ("trained-none", "none", "vs_base") in kinds
-        for arm in arms:  # the arms table row: name, actor, memory, n
-            assert re.search(rf"^\| {arm} \| [^|]+ \| [^|]+ \| {n} \| 0 \|", report, re.M), (env, arm)
-        assert (finished / "eval" / env / "plot_success.png").exists()
-    metrics = (finished / "train" / "webshop" / "grpo" / "metrics.jsonl").read_text().splitlines()
-    assert [json.loads(line)["step"] for line in metrics] == [1]
+    first = report.split("## Households panel")[0]
+    assert "Households panel (constructed), seed 0: 6 tasks in 1 held-out" in first
+    assert "trained from scratch in this run" in first and "paired on the same tasks" in first
+    for b, a in (("sft-bank", "sft-none"), ("sft-bank", "sft-bank-other"), ("grpo-bank", "sft-bank")):
+        assert re.search(rf"^- {b} vs {a}: {COMPARISON}$", report, re.M), (b, a)
+    for arm in qs.ARMS:
+        assert re.search(rf"^\| {arm} \| \d+\.\d \| ", report, re.M), arm
+    assert (finished / "success.png").stat().st_size > 1000
+    # every arm plays the held-out households with what it was trained with
+    bank_arm = json.loads((finished / "arms" / "sft-bank" / "episodes.jsonl").read_text().splitlines()[0])
+    none_arm = json.loads((finished / "arms" / "sft-none" / "episodes.jsonl").read_text().splitlines()[0])
+    assert bank_arm["steps"][0]["retrieved"] and not none_arm["steps"][0]["retrieved"]
+
+
+def test_stages_record_time_and_the_process_trees_peak_memory(finished: Path) -> None:
     stages = json.loads((finished / "stages.json").read_text())
-    # every stage records the peak memory of its process tree (a Python with its imports at least), under 4 GiB
+    assert set(stages) == {s.name for s in qs.stages_of(qs.load_scale(False, TEST_SCALE))} | {"total"}
     assert all(0.05 < stage["peak_memory_gib"] < 4 for stage in stages.values()), stages
+    assert stages["total"]["seconds"] == pytest.approx(sum(s["seconds"] for k, s in stages.items() if k != "total"),
+                                                       abs=0.5)
+
+
+def test_grpo_trains_rows_and_the_report_shows_them(finished: Path) -> None:
+    steps = [json.loads(line) for line in (finished / "grpo" / "metrics.jsonl").read_text().splitlines()]
+    assert sum(step["rows"] for step in steps) > 0
+    # steps past grpo_steps are sampled only while no row has been trained
+    assert all(step["rows"] == 0 for step in steps[:-1]) or len(steps) == 1
+    report = (finished / "report.md").read_text()
+    last = steps[-1]
+    assert f"| {last['step']} | {last['episodes']} | " in report and f" | {last['rows']} | " in report
+    assert qs.trained_checkpoint(qs.Layout(finished)).name == f"step-{len(steps):05d}"
 
 
 def test_rerun_resumes_without_redoing_stages(finished: Path, monkeypatch, capsys) -> None:
     def must_not_run(scale, layout) -> None:
         raise AssertionError("a finished stage ran again")
 
-    monkeypatch.setattr(qs, "STAGES", [qs.Stage(s.name, s.title, must_not_run) for s in qs.STAGES])
-    assert main(["quickstart", "--out", str(finished), *REDUCED]) == 0
+    monkeypatch.setattr(qs, "STAGES", [qs.Stage(s.name, s.title, must_not_run, s.benchmark) for s in qs.STAGES])
+    assert main(["quickstart", "--out", str(finished), *TEST_SCALE]) == 0
     out = capsys.readouterr().out
-    assert out.count("done earlier") == len(qs.STAGES)
-    assert "webshop / test" in out and "trained-bank" in out
+    assert out.count("done earlier") == len(qs.stages_of(qs.load_scale(False, TEST_SCALE)))
+    assert re.search(rf"sft-bank vs sft-none: {COMPARISON}", out)
+
+
+def test_a_sigkill_in_a_stage_then_a_rerun_gives_the_same_summary(finished: Path, tmp_path: Path) -> None:
+    """Kill the command mid-GRPO (after its first step's checkpoint), run it again: the same summary."""
+    copy = tmp_path / "run"
+    shutil.copytree(finished, copy)
+    shutil.rmtree(copy / "grpo")
+    shutil.rmtree(copy / "arms" / "grpo-bank")
+    (copy / "summary.json").unlink()
+    stages = json.loads((copy / "stages.json").read_text())
+    (copy / "stages.json").write_text(json.dumps({k: v for k, v in stages.items()
+                                                  if k not in ("grpo", "eval-grpo", "report", "total")}))
+    command = [sys.executable, "-m", "expbank.cli", "quickstart", "--out", str(copy), *TEST_SCALE]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                               env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    metrics, began = copy / "grpo" / "metrics.jsonl", time.monotonic()
+    while not (metrics.exists() and metrics.read_text().strip()) and process.poll() is None:
+        assert time.monotonic() - began < 300, "no GRPO step finished in 5 minutes"
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert main(["quickstart", "--out", str(copy), *TEST_SCALE]) == 0
+    expected, got = (json.loads((root / "summary.json").read_text()) for root in (finished, copy))
+    def outcomes(summary: dict) -> dict:  # all but the policy's path, which names the folder
+        return {name: {k: v for k, v in arm.items() if k != "actor"} for name, arm in summary["arms"].items()}
+
+    assert outcomes(got) == outcomes(expected) and got["comparisons"] == expected["comparisons"]
+    assert [s["rows"] for s in got["grpo"]["steps"]] == [s["rows"] for s in expected["grpo"]["steps"]]
 
 
 def test_an_interrupted_stage_replays_no_finished_episode(finished: Path) -> None:
     """Forget that the last two stages finished: they run again, but every episode is already there."""
-    episodes = finished / "eval" / "webshop" / "arms" / "trained-bank" / "episodes.jsonl"
+    episodes = finished / "arms" / "grpo-bank" / "episodes.jsonl"
     before = episodes.read_bytes()
     stages_file = finished / "stages.json"
     stages = json.loads(stages_file.read_text())
-    stages_file.write_text(json.dumps({k: v for k, v in stages.items() if k not in ("eval-trained", "report")}))
-    qs.quickstart(finished, qs.load_scale(False, REDUCED))
+    stages_file.write_text(json.dumps({k: v for k, v in stages.items() if k not in ("eval-grpo", "report")}))
+    qs.quickstart(finished, qs.load_scale(False, TEST_SCALE))
     assert episodes.read_bytes() == before
-    assert set(json.loads(stages_file.read_text())) == {s.name for s in qs.STAGES}
+    assert set(json.loads(stages_file.read_text())) == {s.name for s in qs.STAGES if not s.benchmark} | {"total"}
 
 
 def test_bad_input_is_one_line(finished: Path, capsys) -> None:
-    assert main(["quickstart", "--out", str(finished), "webshop.panle=3"]) == 1
-    assert "unknown scale key 'webshop.panle'" in capsys.readouterr().err
-    assert main(["quickstart", "--out", str(finished), "webshop.panel=0"]) == 1
-    assert "bad value for 'webshop.panel'" in capsys.readouterr().err
-    assert main(["quickstart", "--out", str(finished), *REDUCED, "webshop.panel=3"]) == 1
-    assert "another scale (webshop.panel)" in capsys.readouterr().err
+    assert main(["quickstart", "--out", str(finished), "sft_stpes=3"]) == 1
+    assert "unknown scale key 'sft_stpes'" in capsys.readouterr().err
+    assert main(["quickstart", "--out", str(finished), "sft_steps=0"]) == 1
+    assert "bad value for 'sft_steps'" in capsys.readouterr().err
+    assert main(["quickstart", "--out", str(finished), *TEST_SCALE, "seed=3"]) == 1
+    assert "another scale (seed)" in capsys.readouterr().err
 
 
-def test_full_scale_is_larger_everywhere_it_matters() -> None:
-    smoke, full = qs.load_scale(False), qs.load_scale(True)
-    assert full.webshop.panel > smoke.webshop.panel and full.alfworld.panel > smoke.alfworld.panel
-    assert full.grpo_steps > smoke.grpo_steps and set(full.train_envs) == {"alfworld", "webshop"}
+def test_presets_change_what_they_say() -> None:
+    default, full = qs.load_scale(), qs.load_scale(full=True)
+    assert full.sft_steps > default.sft_steps and full.grpo_steps > default.grpo_steps
+    assert full.benchmarks.webshop.panel > default.benchmarks.webshop.panel and not full.benchmarks.enabled
+    lm = qs.load_scale(actor="smollm2-135m")
+    assert lm.actor == "smollm2-135m" and lm.system == "full" and lm.held_out_households < default.held_out_households
+    assert qs.load_scale(with_benchmarks=True).benchmarks.enabled
+    names = [s.name for s in qs.stages_of(qs.load_scale(with_benchmarks=True))]
+    assert names[-1] == "report" and {"bench-collect", "bench-bank", "bench-eval"} <= set(names)
+
+
+def test_the_benchmark_stage_ablates_an_untrained_actor_on_the_bundled_data(tmp_path: Path) -> None:
+    """``--with-benchmarks``, its own stages run alone (the households stages marked done are not reached)."""
+    scale = qs.load_scale(False, ["benchmarks.actor=tiny-random", "benchmarks.alfworld.panel=1",
+                                  "benchmarks.alfworld.expert=1", "benchmarks.alfworld.random=0",
+                                  "benchmarks.alfworld.max_steps=2", "benchmarks.webshop.panel=2",
+                                  "benchmarks.webshop.expert=3", "benchmarks.webshop.random=1",
+                                  "benchmarks.webshop.max_steps=2", "benchmarks.max_new_tokens=8",
+                                  "benchmarks.episodes_in_flight=2", "benchmarks.collect_workers=1"],
+                          with_benchmarks=True)
+    layout = qs.Layout(tmp_path)
+    for stage in qs.stages_of(scale):
+        if stage.benchmark:
+            stage.run(scale, layout)
+    for env, n in (("alfworld", 1), ("webshop", 2)):
+        summary = json.loads((layout.bench / "eval" / env / "summary.json").read_text())
+        assert set(summary["arms"]) == {"none", "raw", "bank"} and all(a["n"] == n for a in summary["arms"].values())
+        kinds = {(c["b"], c["a"]) for c in summary["comparisons"]}
+        assert ("bank", "none") in kinds and ("raw", "none") in kinds
 
 
 # ------------------------------------------------------------------------------- README and config reference

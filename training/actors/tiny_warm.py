@@ -76,6 +76,7 @@ class WarmRecipe:
     k: int = 2
     source_chars: int = 200
     guidance_tokens: int = 256
+    system: str = "full"  # prompt.system of the rows: full, or none (no system message)
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
@@ -91,6 +92,8 @@ class WarmRecipe:
             fields["alfworld_data"] = _games_fingerprint(self.alfworld_data, self.alfworld_split)
         if self.bank is not None:
             fields["bank"] = content_hash(self.bank)
+        if self.system == "full":  # the default adds nothing to the key (older keys stay)
+            del fields["system"]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
             for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens"):
                 del fields[name]
@@ -103,14 +106,14 @@ def _games_fingerprint(data_dir: str, split: str) -> str:
 
 def expert_conversations(env: str, history_length: int, workdir: Path, split: str = "train",
                          data_dir: str | None = None, memory: MemoryConfig | None = None,
-                         seed: int = 0) -> list[list[dict]]:
+                         seed: int = 0, system: str = "full") -> list[list[dict]]:
     """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
     conversations, with the experience ``memory`` retrieves (default: none)."""
     source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
     path = workdir / f"{env}-{split}-{source}-expert.jsonl"
     collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
     memory = memory or MemoryConfig()
-    spec = ProtocolSpec(memory.mode, memory.retrieval, memory.reconstruct)
+    spec = ProtocolSpec.of(memory, system)
     retriever = Memory.from_config(memory, seed) if memory.mode != "none" else None
     conversations = []
     for episode in episodes_in_id_order(path):
@@ -175,7 +178,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     for env in recipe.envs:
         split, data_dir = (recipe.alfworld_split, recipe.alfworld_data) if env == "alfworld" else ("train", None)
         conversations += expert_conversations(env, recipe.history_length, workdir, split, data_dir,
-                                              recipe.memory_config(), recipe.seed)
+                                              recipe.memory_config(), recipe.seed, recipe.system)
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
     staging = out.with_name(out.name + ".partial")

@@ -88,8 +88,8 @@ def step_messages(env: str, spec: ProtocolSpec, task: str, history: list[tuple[s
     """
     inline = experience if spec.uses_memory and not spec.agentic else None
     window = history[-history_length:] if history_length else []
-    return [{"role": "system", "content": system_prompt(env, spec)},
-            {"role": "user", "content": step_message(task, window, observation, admissible, inline)}]
+    user = {"role": "user", "content": step_message(task, window, observation, admissible, inline)}
+    return [user] if spec.system == "none" else [{"role": "system", "content": system_prompt(env, spec)}, user]
 
 
 def after_retrieval(messages: list[dict], query_reply: str, experience: str) -> list[dict]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 PROMPT_VERSION = "expbank-protocol-v1"
 ACTION_STOP = "</action>"  # generation stops once the action is written
@@ -31,12 +32,20 @@ class ProtocolSpec:
     memory: str = "none"  # none | raw | bank
     retrieval: str = "fixed"  # fixed | agentic
     reconstruct: bool = True
+    system: str = "full"  # full | none: the system message (rules, grammar, example) or no system message
+
+    @classmethod
+    def of(cls, memory: Any, system: str = "full") -> ProtocolSpec:
+        """The spec a run's ``memory`` section and ``prompt.system`` ask for."""
+        return cls(memory.mode, memory.retrieval, memory.reconstruct, system)
 
     def __post_init__(self) -> None:
         if self.memory not in ("none", "raw", "bank"):
             raise ValueError(f"memory must be none, raw or bank, not {self.memory!r}")
         if self.retrieval not in ("fixed", "agentic"):
             raise ValueError(f"retrieval must be fixed or agentic, not {self.retrieval!r}")
+        if self.system not in ("full", "none"):
+            raise ValueError(f"system must be full or none, not {self.system!r}")
 
     @property
     def uses_memory(self) -> bool:

@@ -21,7 +21,7 @@ from expbank.trajectory import episodes_in_id_order
 
 def build_records(config: Config, trajectories: list[str]) -> list[list[dict]]:
     """SFT conversations from the successful episodes of ``trajectories``."""
-    spec = protocol.ProtocolSpec(config.memory.mode, config.memory.retrieval, config.memory.reconstruct)
+    spec = protocol.ProtocolSpec.of(config.memory, config.prompt.system)
     memory = open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": config.sft.split})}))
     conversations = []
     for path in trajectories:

@@ -1,0 +1,94 @@
+"""The households benchmark's shared parts: each arm's run config, the tiny-warm policies, the critique
+diagnostic and the success plot. ``expbank quickstart`` and ``scripts/bench_households.py`` both run the chain
+(docs/training.md, "The households panel")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from expbank.envs.alfworld.households import STEP_LIMIT
+
+# The compact experience block every memory arm sees (docs/training.md, "The households panel").
+RENDER = {"k": 2, "source_chars": 0, "guidance_tokens": 48}
+
+
+def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: float = 0.0,
+             train: dict | None = None, episodes_in_flight: int = 8, render: dict | None = None,
+             system: str = "full") -> dict:
+    """The run config (as a tree) of one arm on the held-out households; ``actor`` is ``{"model": ...}`` and,
+    for a LoRA policy, ``"adapter"``."""
+    tree = {
+        "env": {"name": "alfworld", "split": "valid_unseen", "max_steps": STEP_LIMIT, "data_dir": str(games)},
+        "panel": {"seeds": [0]},
+        "actor": {"backend": "hf", **{key: str(value) for key, value in actor.items()}},
+        "memory": {**(render or RENDER), **memory},
+        "prompt": {"history_length": 1, "system": system},
+        "decoding": {"temperature": temperature, "max_new_tokens": 64},
+        "select": {"split": "dev"},
+        "report": {"splits": ["valid_unseen"]},
+        "run": {"seed": seed, "episodes_in_flight": episodes_in_flight},
+    }
+    if train:
+        tree["train"] = train
+    return tree
+
+
+def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, learning_rate: float,
+                render: dict | None = None, system: str = "full", progress: bool = True) -> Path:
+    """A ``tiny-warm`` policy trained from scratch on the training households' expert walkthroughs, shown the
+    experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct``)."""
+    from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
+
+    render = render or RENDER
+    recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
+                        history_length=1, steps=steps, learning_rate=learning_rate, induction_steps=250,
+                        induction_mix_batch_size=16, average_last=50, seed=seed,
+                        memory=memory.get("mode", "none"), bank=memory.get("bank"), k=render["k"],
+                        reconstruct=memory.get("reconstruct", True), source_chars=render["source_chars"],
+                        guidance_tokens=render["guidance_tokens"], system=system)
+    return build_tiny_warm(recipe, out=out, progress=progress)
+
+
+def critique_diagnostic(run_dir: Path) -> dict:
+    """Over turns before the goal object is taken: how often the policy wrote ``NONE`` in ``<reconstruct>``."""
+    from expbank.training.agent.protocol import parse_output
+
+    turns = none = 0
+    for line in (run_dir / "episodes.jsonl").read_text().splitlines():
+        episode = json.loads(line)
+        for step in episode["steps"]:
+            if step["action"].startswith("take "):
+                break
+            blocks = parse_output(step.get("output") or "", ()).blocks
+            if "reconstruct" in blocks:
+                turns += 1
+                none += blocks["reconstruct"].strip().upper() == "NONE"
+    return {"turns": turns, "none_share": none / turns if turns else 0.0}
+
+
+def plot(summary: dict[str, Any], path: Path) -> None:
+    """Success per arm with 95% CIs and the no-memory ceiling (``summary["households"]``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = summary["run"]["arm_order"]
+    rates = [summary["arms"][n]["success"] for n in names]
+    cis = [summary["arms"][n].get("success_ci95") or [r, r] for n, r in zip(names, rates, strict=True)]
+    errors = [[r - lo for r, (lo, _) in zip(rates, cis, strict=True)],
+              [hi - r for r, (_, hi) in zip(rates, cis, strict=True)]]
+    figure, axis = plt.subplots(figsize=(1.2 * len(names) + 2, 3.5))
+    axis.bar(names, rates, yerr=errors, capsize=4, color="#4c72b0")
+    ceiling = 100 * summary["households"]["no_memory_ceiling"]["rate"]
+    axis.axhline(ceiling, color="grey", linestyle="--", label=f"no-memory ceiling {ceiling:.0f}%")
+    axis.set_ylabel("success % (95% CI)")
+    axis.set_ylim(0, 100)
+    axis.set_title("households panel (constructed), held-out rooms")
+    axis.legend(loc="upper right", fontsize=8)
+    figure.autofmt_xdate(rotation=30)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
