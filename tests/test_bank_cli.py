@@ -89,3 +89,23 @@ def test_bank_commands_load_no_heavy_library_until_a_subcommand_runs():
             "heavy = {'faiss', 'torch', 'sentence_transformers', 'fastapi'} & set(sys.modules); "
             "assert not heavy, heavy")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_bank_does_not_depend_on_the_order_a_collection_wrote_its_episodes(tmp_path, embedder):
+    """Dedup keeps the first of near-duplicate entries: built in line order, two files holding the same episodes
+    in the order two workers happened to finish them gave banks with other source observations."""
+    from expbank.bank.build import build, export_entries
+    from expbank.bank.store import Bank
+    from expbank.bank.summarise import make_summariser
+
+    episodes = [alf_transform("heat", task_id="a", where="countertop 1"),
+                alf_transform("heat", task_id="b", where="cabinet 1")]
+    exports = []
+    for name, order in (("forward", episodes), ("reversed", episodes[::-1])):
+        write_episodes(tmp_path / f"{name}.jsonl", order)
+        bank = Bank.open_or_create(tmp_path / name)
+        build(bank, [tmp_path / f"{name}.jsonl"], make_summariser("rule"))
+        export_entries(bank, tmp_path / f"{name}-entries.jsonl")
+        exports.append(sorted((e["id"], e["source_observation"], e["guidance"]) for e in map(
+            json.loads, (tmp_path / f"{name}-entries.jsonl").read_text().splitlines())))
+    assert exports[0] == exports[1]

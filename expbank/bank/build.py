@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from expbank.bank.entry import Entry
 from expbank.bank.store import AddReport, Bank
 from expbank.errors import UserError
-from expbank.trajectory import read_episodes
+from expbank.trajectory import episodes_in_id_order
 
 
 @dataclass
@@ -43,6 +43,8 @@ def build(bank: Bank, paths: Iterable[str | Path], summariser, batch_episodes: i
 
     Every path is checked before any work; a file without a single episode is an error (an empty bank
     built from it would look like success). Nothing is saved here, so a bad line leaves the bank as it was.
+    Each file's episodes are summarised in id order: dedup keeps the first of near-duplicate entries, so a
+    bank built in line order would depend on the order a collection's workers finished.
     """
     from tqdm import tqdm
 
@@ -55,7 +57,7 @@ def build(bank: Bank, paths: Iterable[str | Path], summariser, batch_episodes: i
     for path in paths:
         done_here: list[str] = []
         read = 0
-        for episode in tqdm(read_episodes(path), desc=f"summarise {path.name}", unit="ep", leave=False):
+        for episode in tqdm(episodes_in_id_order(path), desc=f"summarise {path.name}", unit="ep", leave=False):
             read += 1
             if episode.episode_id in bank.episodes or episode.episode_id in done_here:
                 report.skipped += 1
