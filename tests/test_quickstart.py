@@ -104,6 +104,7 @@ def test_a_sigkill_in_a_stage_then_a_rerun_gives_the_same_summary(finished: Path
     while not (metrics.exists() and metrics.read_text().strip()) and process.poll() is None:
         assert time.monotonic() - began < 300, "no GRPO step finished in 5 minutes"
         time.sleep(0.2)
+    assert process.poll() is None, "the quickstart ended before it could be killed"
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     assert main(["quickstart", "--out", str(copy), *TEST_SCALE]) == 0
