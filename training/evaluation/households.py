@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from expbank.envs.alfworld.households import STEP_LIMIT
+from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
+from expbank.training.agent.protocol import parse_output
 
 # The compact experience block every memory arm sees (docs/training.md, "The households panel").
 RENDER = {"k": 2, "source_chars": 0, "guidance_tokens": 48}
@@ -39,8 +41,6 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
                 render: dict | None = None, system: str = "full", progress: bool = True) -> Path:
     """A ``tiny-warm`` policy trained from scratch on the training households' expert walkthroughs, shown the
     experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct``)."""
-    from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
-
     render = render or RENDER
     recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
                         history_length=1, steps=steps, learning_rate=learning_rate, induction_steps=250,
@@ -53,8 +53,6 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
 
 def critique_diagnostic(run_dir: Path) -> dict:
     """Over turns before the goal object is taken: how often the policy wrote ``NONE`` in ``<reconstruct>``."""
-    from expbank.training.agent.protocol import parse_output
-
     turns = none = 0
     for line in (run_dir / "episodes.jsonl").read_text().splitlines():
         episode = json.loads(line)
