@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from expbank.config import MemoryConfig
 
 PROMPT_VERSION = "expbank-protocol-v1"
 ACTION_STOP = "</action>"  # generation stops once the action is written
@@ -35,7 +38,7 @@ class ProtocolSpec:
     system: str = "full"  # full | none: the system message (rules, grammar, example) or no system message
 
     @classmethod
-    def of(cls, memory: Any, system: str = "full") -> ProtocolSpec:
+    def of(cls, memory: MemoryConfig, system: str = "full") -> ProtocolSpec:
         """The spec a run's ``memory`` section and ``prompt.system`` ask for."""
         return cls(memory.mode, memory.retrieval, memory.reconstruct, system)
 
