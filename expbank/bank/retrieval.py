@@ -129,7 +129,7 @@ def _query_vectors(bank: Bank, query: str | None, task: str | None, observation:
     if "task" in texts:
         texts["task"] = task_key_text(texts["task"])
     names = list(texts)
-    encoded = bank.embedder.encode([texts[name] for name in names])
+    encoded = bank.embedder.encode_each([texts[name] for name in names])
     return dict(zip(names, encoded, strict=True))
 
 

@@ -102,8 +102,8 @@ class Scale(_Strict):
     sft_batch_size: int = Field(8, ge=1)  # smollm2-135m only (tiny-warm trains at batch 8)
     memory_k: int = Field(1, ge=1)  # entries shown (k = 1 is learnt in half the steps k = 2 needs)
     system: Literal["full", "none"] = "none"  # prompt.system: a policy trained from scratch needs no rules
-    grpo_steps: int = Field(2, ge=1)
-    grpo_extra_steps: int = Field(2, ge=0)  # more steps while no row has been trained
+    grpo_steps: int = Field(1, ge=1)
+    grpo_extra_steps: int = Field(3, ge=0)  # more steps while no row has been trained
     tasks_per_step: int = Field(2, ge=1)
     group_size: int = Field(8, ge=2)
     grpo_learning_rate: float = Field(2e-4, gt=0)

@@ -143,7 +143,7 @@ class Memory:
         sources = [e.source_observation for e in entries if e.source_observation]
         if self.bank is None or not sources:
             return []
-        vectors = self.bank.embedder.encode([observation, *sources])
+        vectors = self.bank.embedder.encode_each([observation, *sources])
         return [round(float(v @ vectors[0]), 6) for v in vectors[1:]]
 
     def _with_source(self, entry: Entry) -> Entry:
