@@ -556,7 +556,8 @@ def screen_summary(scale: Scale, layout: Layout) -> str:
         lines.append(f"  {name:<15} n={arm['n']:<3} success {arm['success']:5.1f}%  errors {arm['errors']}")
     lines += [f"  {report.comparison_line(c)}" for c in summary["comparisons"]]
     rows = sum(step["rows"] for step in summary["grpo"]["steps"])
-    lines.append(f"  GRPO: {len(summary['grpo']['steps'])} steps, {rows} rows trained")
+    steps = len(summary["grpo"]["steps"])
+    lines.append(f"  GRPO: {steps} step{'s' if steps != 1 else ''}, {rows} rows trained")
     for env in BENCH_ENVS if scale.benchmarks.enabled else ():
         bench = json.loads((layout.bench / "eval" / env / "summary.json").read_text())
         lines.append(f"benchmark {env} / {bench['run']['split']} (untrained {scale.benchmarks.actor}, "
