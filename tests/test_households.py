@@ -14,10 +14,11 @@ from expbank.envs.alfworld.households import (
     household_games,
     households,
     no_memory_ceiling,
+    walkthrough,
     write_households,
 )
 
-SMALL = Recipe(seed=3, train_households=3, held_out_households=2, foods=2, dev_games=2)
+SMALL = Recipe(seed=3, train_households=3, held_out_households=2, foods=2, dev_games=2, moved_rounds=1)
 
 
 def test_households_differ_in_layout_and_keep_each_food_in_one_place():
@@ -48,6 +49,30 @@ def test_households_differ_in_layout_and_keep_each_food_in_one_place():
     assert [g.scene.number for g in rounds[0]] != [g.scene.number for g in rounds[1]]  # each round reshuffled
 
 
+def test_the_moved_stream_differs_from_the_unmoved_one_by_the_food_places_alone():
+    """The stale-memory benchmark's splits: the same tasks, order and distractors; in ``moved`` every food of
+    every held-out household lies elsewhere than it always did, in one new place for all rounds; writing them
+    changes no other split."""
+    recipe = Recipe(seed=1, moved_rounds=3)
+    games = household_games(recipe)
+    moved = [g for g in games if g.split == "moved"]
+    unmoved = [g for g in games if g.split == "unmoved"]
+    assert len(moved) == len(unmoved) == 3 * 48
+    homes = {h.number: h for h in households(recipe)}
+    new_place = {}
+    for after, control in zip(moved, unmoved, strict=True):
+        food, home = after.task.obj, homes[after.scene.number]
+        assert (control.scene.number, control.task) == (after.scene.number, after.task)
+        assert {k: v for k, v in after.scene.objects.items() if k not in home.places} == \
+            {k: v for k, v in control.scene.objects.items() if k not in home.places}
+        assert control.scene.objects[food] == (home.places[food],) != after.scene.objects[food]
+        assert new_place.setdefault((home.number, food), after.scene.objects[food]) == after.scene.objects[food]
+        assert control.walkthrough == walkthrough(home, food, TARGET) != after.walkthrough
+    assert len(new_place) == 48
+    without = household_games(Recipe(seed=1))
+    assert [g for g in games if g.split not in ("moved", "unmoved")] == without
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_the_best_no_memory_policy_stays_at_or_below_40_percent(seed):
     ceiling = no_memory_ceiling(Recipe(seed=seed))
@@ -61,7 +86,7 @@ def test_walkthroughs_win_on_the_real_engine_and_no_game_is_won_at_reset(tmp_pat
 
     root = write_households(tmp_path / "games", SMALL)
     assert write_households(root, SMALL) == root  # a complete folder is reused
-    for split in ("train", "dev", "valid_unseen", "visits", "stream"):
+    for split in ("train", "dev", "valid_unseen", "visits", "stream", "moved", "unmoved"):
         env = envs.make("alfworld", split=split, data_dir=str(root), max_steps=STEP_LIMIT)
         for task_id in env.task_ids():
             observation, info = env.reset(options={"task_id": task_id})

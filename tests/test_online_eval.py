@@ -1,27 +1,24 @@
 """Online evaluation on the real ALFWorld engine: the run's own bank learns from the stream, later waves use
 what earlier ones found, the source bank is never written, and a rerun gives the same episodes.
 
-The actor is a scripted retrieval follower behind an OpenAI-compatible server on loopback: it walks to where an
-experience item says the food is, else it looks at the room's receptacles in an order the request's seed
-picks (so each occurrence of a task looks elsewhere first).
+The actor is the scripted retrieval follower (``training/actors/follower.py``) behind an OpenAI-compatible
+server on loopback: it walks to where an experience item says the food was taken from, else it looks at the
+room's receptacles in an order the request's seed picks (so each occurrence of a task looks elsewhere first).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 
 import pytest
 import yaml
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
-from loopback import serving
 
 from expbank.bank.store import Bank
 from expbank.config import load_config
 from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, stream_task_ids, write_households
+from expbank.training.actors.follower import Follower, remembered_places
 from expbank.trajectory import read_episodes
 
 RECIPE = Recipe(seed=3, train_households=3, held_out_households=4, foods=4, dev_games=2, stream_rounds=3)
@@ -29,47 +26,13 @@ PAIRS = RECIPE.held_out_households * RECIPE.foods
 WAVE = 4  # episodes per wave (run.episodes_in_flight)
 
 
-def follow(user: str, seed: int) -> str:
-    """The follower's action for one step's user message; ``seed`` (the request's) picks where it looks first."""
-    food = re.search(r"Task: put (?:a|an|some) (\w+)", user).group(1)
-    admissible = user.split("Admissible actions:\n", 1)[1].split("\n\n", 1)[0].split("\n")
-    history = re.findall(r"> action: (.+)", user)
-    experience = user.split("<experience>", 1)[1] if "<experience>" in user else ""
-    for action in admissible:
-        if action == f"move {food} 1 to garbagecan 1":
-            return action
-    if history and history[-1].startswith("take "):
-        return "go to garbagecan 1"
-    for action in admissible:
-        if action.startswith((f"take {food} 1 from", "open ")):
-            return action
-    remembered = re.findall(r"take \w+ 1 from ([\w ]+?\d+)", experience)
-    for place in remembered if f"take {food} 1" in experience else []:
-        if f"go to {place}" in admissible:
-            return f"go to {place}"
-    unseen = [a for a in admissible if a.startswith("go to ") and "garbagecan" not in a and a not in history]
-    return unseen[seed % len(unseen)] if unseen else admissible[0]
-
-
-class Follower:
-    def __init__(self) -> None:
-        self.requests = 0
-
-    def app(self) -> FastAPI:
-        app = FastAPI()
-
-        @app.post("/v1/chat/completions")
-        async def chat(request: Request) -> JSONResponse:
-            self.requests += 1
-            body = await request.json()
-            action = follow(body["messages"][-1]["content"], body.get("seed") or 0)
-            content = f"<observe>x</observe><critique>NONE</critique><reconstruct>NONE</reconstruct><action>{action}"
-            return JSONResponse({"id": "x", "object": "chat.completion", "created": 0, "model": "follower",
-                                 "choices": [{"index": 0, "finish_reason": "stop",
-                                              "message": {"role": "assistant", "content": content}}],
-                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
-
-        return app
+def test_the_follower_remembers_places_only_once_the_block_takes_its_food():
+    block = ("<experience>\n[1] situation: x | guidance: Find the egg. Actions: go to drawer 1; take egg 1 from "
+             "drawer 1 | outcome: success | from task: y\n[2] situation: x | guidance: Find the apple. Actions: go "
+             "to shelf 2; take apple 1 from shelf 2 | outcome: success | from task: y\n</experience>")
+    assert remembered_places(f"Task: put a apple in garbagecan.\n{block}", "apple") == ["drawer 1", "shelf 2"]
+    assert remembered_places(f"Task: put a bread in garbagecan.\n{block}", "bread") == []
+    assert remembered_places("Task: put a apple in garbagecan.", "apple") == []
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +61,7 @@ def test_the_stream_learns_from_its_own_episodes_and_reruns_the_same(games, tmp_
     from expbank.training.evaluation.evaluate import evaluate
 
     follower = Follower()
-    with serving(follower.app()) as url:
+    with follower.served() as url:
         run = tmp_path / "online"
         summary = evaluate(load_config(_config(tmp_path, games, url, run)), progress=False)
         arm = summary["arms"]["bank-online"]
@@ -145,7 +108,7 @@ def test_a_source_bank_is_copied_never_written_and_must_not_come_from_the_stream
     assert main(["bank", "build", str(tmp_path / "visits.jsonl"), "--out", str(source)]) == 0
     digest = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in source.rglob("*") if p.is_file()}
     follower = Follower()
-    with serving(follower.app()) as url:
+    with follower.served() as url:
         run = tmp_path / "from-visits"
         summary = evaluate(load_config(_config(tmp_path, games, url, run, bank=str(source))), progress=False)
         assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in source.rglob("*") if p.is_file()} \

@@ -20,6 +20,11 @@ Splits (:func:`household_games`):
   learns from the actor's own episodes): round r holds every (household, food) pair once, in a seeded order,
   with the distractors re-placed, so each occurrence is a game (and task id) of its own while the food stays
   where that household keeps it. Every pair first appears in round 1.
+- ``moved`` / ``unmoved``: the stale-memory benchmark's stream after the ``stream`` split, ``moved_rounds``
+  rounds of it drawn the same way. In ``moved`` every held-out household has rearranged its food: each food
+  lies in another receptacle of its room than before (one new place per household and food, for all
+  rounds); ``unmoved`` has the same tasks in the same order with the same distractors and every food where it
+  always was, so the two splits differ by the move alone.
 
 So a policy without memory cannot know a held-out household's placements, and a bank built from the visits
 can. :func:`no_memory_ceiling` is the best any policy computable from the training households does on the
@@ -57,6 +62,7 @@ class Recipe:
     foods: int = len(FOODS)
     dev_games: int = 12
     stream_rounds: int = 4
+    moved_rounds: int = 0  # rounds of the ``moved`` and ``unmoved`` splits (0: neither is written)
 
 
 @dataclass(frozen=True)
@@ -168,13 +174,21 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
     for _ in range(recipe.stream_rounds):
         for home, food in stream_rng.sample(held_out, len(held_out)):
             add("stream", _rearranged(home, stream_rng), food, TARGET)
+    move_rng = random.Random(recipe.seed + 3)  # its own draws again
+    new_places = {home.number: _moved_places(home, move_rng) for home in homes[recipe.train_households:]}
+    for _ in range(recipe.moved_rounds):
+        for home, food in move_rng.sample(held_out, len(held_out)):
+            shown = _rearranged(home, move_rng)
+            add("unmoved", shown, food, TARGET)
+            add("moved", _with_places(shown, new_places[home.number]), food, TARGET)
     return games
 
 
-def stream_task_ids(recipe: Recipe) -> list[str]:
-    """The ``stream`` split's task ids in stream order (round by round), for ``panel.task_ids`` of an online
-    evaluation with ``memory.online_order: panel`` (a split lists its task ids sorted, which loses the rounds)."""
-    return [f"{g.task.folder_name(g.scene)}/{g.trial}" for g in household_games(recipe) if g.split == "stream"]
+def stream_task_ids(recipe: Recipe, split: str = "stream") -> list[str]:
+    """A stream split's task ids in stream order (round by round: ``stream``, ``moved`` or ``unmoved``), for
+    ``panel.task_ids`` of an online evaluation with ``memory.online_order: panel`` (a split lists its task ids
+    sorted, which loses the rounds)."""
+    return [f"{g.task.folder_name(g.scene)}/{g.trial}" for g in household_games(recipe) if g.split == split]
 
 
 def _rearranged(home: Household, rng: random.Random) -> Household:
@@ -183,6 +197,18 @@ def _rearranged(home: Household, rng: random.Random) -> Household:
     objects = {name: (rng.choice(holders),) if name in DISTRACTORS else where
                for name, where in home.scene.objects.items()}
     return Household(Scene(home.number, home.scene.receptacles, objects), home.places)
+
+
+def _moved_places(home: Household, rng: random.Random) -> dict[str, int]:
+    """A new place for each food of ``home``: another receptacle of the room (not the garbage can)."""
+    holders = [i for i, r in enumerate(home.scene.receptacles) if r != TARGET]
+    return {food: rng.choice([i for i in holders if i != where]) for food, where in home.places.items()}
+
+
+def _with_places(home: Household, places: dict[str, int]) -> Household:
+    """The household with its foods at ``places`` (distractors where they are)."""
+    objects = {name: (places[name],) if name in places else where for name, where in home.scene.objects.items()}
+    return Household(Scene(home.number, home.scene.receptacles, objects), places)
 
 
 def write_households(root: Path, recipe: Recipe = Recipe(), progress: bool = False) -> Path:

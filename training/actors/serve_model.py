@@ -20,9 +20,12 @@ Endpoints: ``POST /v1/chat/completions`` (``messages``, ``max_tokens`` or ``max_
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -125,3 +128,33 @@ def create_app(backend: Any, name: str):
         }
 
     return app
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on at 127.0.0.1 now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(app) -> Iterator[str]:
+    """Serve the ASGI ``app`` on a free 127.0.0.1 port in a thread (uvicorn); yield ``http://127.0.0.1:PORT``
+    and stop the server afterwards. For a scripted actor in a benchmark, and for tests' real servers."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           timeout_graceful_shutdown=1))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the loopback server did not start in 20 s")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
