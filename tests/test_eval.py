@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from expbank.config import load_config
+from expbank.config import config_from_tree, load_config
 from expbank.errors import UserError
 from expbank.trajectory import read_episodes
 
@@ -159,6 +159,20 @@ def test_a_run_directory_refuses_a_different_config(tmp_path):
                                   env={"max_steps": 2}))
     with pytest.raises(UserError, match="different config .*env.max_steps"):
         evaluate(changed, progress=False)
+
+
+def test_a_resumed_run_may_find_its_actors_server_on_another_port_but_not_another_model(tmp_path):
+    from expbank.training.runs import prepare_run_dir
+
+    def tree(**actor) -> dict:
+        return {"env": {"name": "alfworld", "split": "valid_unseen"},
+                "actor": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1", **actor}}
+
+    run = tmp_path / "run"
+    prepare_run_dir(run, config_from_tree(tree()))
+    assert prepare_run_dir(run, config_from_tree(tree(base_url="http://127.0.0.1:8123/v1"))) == run
+    with pytest.raises(UserError, match=r"different config \(actor.model\)"):
+        prepare_run_dir(run, config_from_tree(tree(model="other")))
 
 
 def test_ablation_arms_skip_meaningless_combinations(tmp_path):

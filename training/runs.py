@@ -17,7 +17,10 @@ from expbank.config import Config, dump_config, load_config
 from expbank.errors import UserError
 
 # how to resume, not what is measured: a resume may set them otherwise than the run's first start
-RESUME_KEYS = {"run.replay_errors"}
+# Keys a resumed run may change: whether errored episodes are replayed, and where the actor's server listens
+# (a server restarted on another port serves the same ``actor.model``; a scripted actor in a benchmark
+# listens on a free port each time).
+RESUME_KEYS = {"run.replay_errors", "actor.base_url"}
 PACKAGES = ("expbank", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "faiss-cpu",
             "sentence-transformers", "alfworld", "textworld", "gymnasium", "spacy", "regex", "openai", "vllm")
 
