@@ -143,6 +143,10 @@ class MemoryConfig(Section):
     online_order: Literal["shuffled", "panel"] = Field(
         "shuffled", description="Online evaluation: the stream's order, the panel shuffled with `run.seed` or "
         "the panel's own order (a split written as a stream, e.g. the households `stream`).")
+    online_credit: Literal["shown", "followed"] = Field(
+        "shown", description="Online evaluation: which entries an episode's outcome credits: every entry it "
+        "was shown (`shown`), or only those shown at a step whose action is one of the entry's actions "
+        "(`followed`, for actors that do not say what they used).")
 
     @model_validator(mode="after")
     def _online_has_a_bank_to_grow(self) -> MemoryConfig:

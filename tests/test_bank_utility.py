@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from bank_data import alf_transform
+from bank_data import alf_transform, web_success
 
 from expbank.bank.curation import credit, credit_episode, prune
 from expbank.bank.entry import Entry, Outcome, Stats
@@ -117,6 +117,25 @@ def test_credit_is_per_episode_and_only_to_shown_entries(new_bank):
     frozen = Bank.open(bank.save(), writable=False)
     with pytest.raises(BankError, match="read-only"):
         credit(frozen, [a], success=True)
+
+
+def test_followed_credit_goes_only_to_entries_whose_actions_the_episode_took(new_bank):
+    """A frozen actor is shown entries at every step; ``followed`` credits those it acted on, not the rest."""
+    bank = new_bank()
+    episode = alf_transform("heat")
+    bank.add(RuleSummariser().summarise(episode) + RuleSummariser().summarise(web_success()))
+    entries = list(bank.entries())
+    taken = {" ".join(step.action.split()) for step in episode.steps}
+    acted = next(e for e in entries if set(e.actions) & taken)
+    passed = next(e for e in entries if e.id != acted.id and not set(e.actions) & taken)
+    step = next(s for s in episode.steps if s.action in acted.actions)
+    step.retrieved = [acted.id, passed.id]
+    assert credit_episode(bank, episode, "followed") == 1
+    assert (bank.get(acted.id).stats.uses, bank.get(passed.id).stats.uses) == (1, 0)
+    assert credit_episode(bank, episode, "shown") == 2
+    assert (bank.get(acted.id).stats.uses, bank.get(passed.id).stats.uses) == (2, 1)
+    with pytest.raises(ValueError, match="credit rule"):
+        credit_episode(bank, episode, "all")
 
 
 def test_prune_on_bank_is_logged_with_reasons(new_bank):

@@ -38,18 +38,38 @@ def credit(bank: Bank, entry_ids: Iterable[str], success: bool) -> int:
     return found
 
 
-def credit_episode(bank: Bank, episode) -> int:
-    """Credit an ``Episode`` (docs/design.md §3) to the union of the entry ids of its steps' ``retrieved``."""
-    shown = [entry_id for step in episode.steps for entry_id in step.retrieved]
-    return credit(bank, shown, episode.success)
+CREDIT_RULES = ("shown", "followed")
 
 
-def credit_once(bank: Bank, episode) -> int | None:
+def credit_episode(bank: Bank, episode, rule: str = "shown") -> int:
+    """Credit an ``Episode`` (docs/design.md §3) with its outcome: ``shown``, every entry of its steps'
+    ``retrieved``; ``followed``, only entries shown at a step whose action is one of the entry's actions.
+
+    ``followed`` is for actors whose replies say nothing of what they used (a frozen actor behind an API):
+    with retrieval at every step an episode is shown many entries, and crediting them all makes an entry that
+    was only passed by share the outcome of one that was acted on.
+    """
+    if rule not in CREDIT_RULES:
+        raise ValueError(f"credit rule must be one of {CREDIT_RULES}, not {rule!r}")
+    if rule == "shown":
+        used = [entry_id for step in episode.steps for entry_id in step.retrieved]
+    else:
+        used = [entry_id for step in episode.steps for entry_id in step.retrieved
+                if (entry := bank.get(entry_id)) is not None and _acted_on(step.action, entry.actions)]
+    return credit(bank, used, episode.success)
+
+
+def _acted_on(action: str, actions: Iterable[str]) -> bool:
+    said = " ".join(action.lower().split())
+    return any(" ".join(a.lower().split()) == said for a in actions)
+
+
+def credit_once(bank: Bank, episode, rule: str = "shown") -> int | None:
     """:func:`credit_episode`, at most once per episode id (the bank records the ids it credited); None for
     a repeat. What online evaluation and the MCP server's ``record_episode`` use."""
     if episode.episode_id in bank.credited:
         return None
-    found = credit_episode(bank, episode)
+    found = credit_episode(bank, episode, rule)
     bank.mark_credited(episode.episode_id)
     return found
 

@@ -6,7 +6,8 @@ in waves of ``memory.online_wave`` episodes. The run keeps its own copy of the b
 order, :meth:`OnlineBank.absorb`:
 
 1. credits each finished episode to the entries it was shown (``curation.credit_episode``: one use per entry,
-   a success if the environment says so);
+   a success if the environment says so; with ``memory.online_credit: followed`` only to the entries it
+   acted on);
 2. summarises it with the ``train.bank`` summariser and adds the entries through the bank's own write path
    (write gate, dedup), as ``expbank bank build`` does;
 3. every ``train.bank.prune_every`` waves prunes with the ``train.bank`` rule (utility threshold after
@@ -75,7 +76,7 @@ class OnlineBank:
     def absorb(self, wave: int, episodes: list[Episode]) -> dict[str, Any]:
         """Credit, summarise and (on a pruning wave) prune after wave ``wave`` (counted from 1); save."""
         usable = [e for e in episodes if e.error is None]
-        credited = sum(credit_once(self.bank, episode) or 0 for episode in usable)
+        credited = sum(credit_once(self.bank, episode, self.config.memory.online_credit) or 0 for episode in usable)
         fresh = [e for e in usable if e.episode_id not in self.bank.episodes]
         report = self.bank.add([entry for episode in fresh for entry in self.summariser.summarise(episode)])
         self.bank.episodes.update(e.episode_id for e in fresh)

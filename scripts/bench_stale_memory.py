@@ -1,0 +1,197 @@
+"""Stale memory: do utility credit and pruning retire what stopped being true?
+
+The actor is the scripted follower (``training/actors/follower.py``: it goes where the bank says the food was
+taken from, else looks where it has not been), a frozen actor served on loopback behind ``actor.backend:
+openai``, on the households family's held-out rooms (a constructed panel). Stages, each a run directory
+under ``--out`` that resumes:
+
+1. ``visits-bank``: the bank built from the expert's ``visits`` (``expbank collect`` + ``expbank bank build``),
+   where each room's foods lay before the move.
+2. ``before``: an online evaluation of the ``stream`` split from that bank, without pruning:
+   ``--before-rounds`` rounds, every (household, food) pair once a round. Its bank (``before/bank``) ends
+   with entries that were shown and credited with the environment's outcome, most with several successes:
+   the stale bank. (From an empty bank the follower learns too slowly for that: the early entries are shown
+   in look-alike rooms, fail there, and their credit never builds up.)
+3. The households rearrange their food (``moved``: each food in another receptacle of its room). From the
+   stale bank, on ``--after-rounds`` rounds of ``moved``:
+
+   - ``frozen``: plain evaluation, the bank never changes;
+   - ``online``: online (credit and new entries every wave), no pruning;
+   - ``online-prune-laplace``: online, pruned every wave by the Laplace utility (``prune_by: laplace``);
+   - ``online-prune``: online, pruned every wave by the recency-weighted utility (``prune_by: recent``);
+   - ``no-move``: ``online-prune`` on ``unmoved`` (the same tasks, in the same order, nothing moved): the
+     level to reach; ``no-move-frozen``: the stale bank, frozen, on ``unmoved`` (what it was worth);
+   - ``online-prune-followed`` and ``no-move-followed``: the same with ``memory.online_credit: followed``
+     (an episode credits only the entries whose actions it took, not every entry it was shown).
+
+Prints success per round and over the stream's last half per arm, and the entries pruning retired with
+their utility; writes ``summary.json``, ``report.md`` and ``rounds.png`` in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from expbank.bank.build import build
+from expbank.bank.store import Bank
+from expbank.bank.summarise import make_summariser
+from expbank.config import config_from_tree
+from expbank.envs.alfworld.games import room_of
+from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, stream_task_ids, write_households
+from expbank.training.actors.follower import Follower
+from expbank.training.agent.collect import collect
+from expbank.training.evaluation.evaluate import evaluate
+from expbank.training.runs import write_json
+from expbank.trajectory import read_episodes
+
+ARMS = {  # name: (split, online, prune_by: None for no pruning, memory.online_credit)
+    "frozen": ("moved", False, None, "shown"),
+    "online": ("moved", True, None, "shown"),
+    "online-prune-laplace": ("moved", True, "laplace", "shown"),
+    "online-prune": ("moved", True, "recent", "shown"),
+    "no-move": ("unmoved", True, "recent", "shown"),
+    "no-move-frozen": ("unmoved", False, None, "shown"),
+    "online-prune-followed": ("moved", True, "recent", "followed"),
+    "no-move-followed": ("unmoved", True, "recent", "followed"),
+}
+
+
+def arm_tree(args: argparse.Namespace, games: Path, url: str, split: str, bank: str, run: Path, online: bool,
+             prune_by: str | None, task_ids: list[str], credit: str = "shown") -> dict[str, Any]:
+    memory = {"mode": "bank", "k": args.k, "bank": bank}
+    if online:
+        memory |= {"online": True, "online_order": "panel", "online_credit": credit}
+    tree = {"env": {"name": "alfworld", "split": split, "data_dir": str(games), "max_steps": STEP_LIMIT},
+            "panel": {"task_ids": task_ids, "seeds": [0]},
+            "actor": {"backend": "openai", "model": "follower", "base_url": f"{url}/v1"},
+            "memory": memory, "prompt": {"history_length": STEP_LIMIT},
+            "run": {"dir": str(run), "seed": args.seed, "episodes_in_flight": args.wave}}
+    if prune_by:  # online arms prune every wave
+        tree["train"] = {"bank": {"prune_every": 1, "prune_by": prune_by, "prune_min_uses": args.prune_min_uses,
+                                  "prune_threshold": args.prune_threshold}}
+    return tree
+
+
+def run_arm(tree: dict[str, Any], name: str) -> None:
+    run = Path(tree["run"]["dir"])
+    run.parent.mkdir(parents=True, exist_ok=True)
+    (run.parent / f"{run.name}.yaml").write_text(yaml.safe_dump(tree, sort_keys=False))
+    evaluate(config_from_tree(tree, f"bench_stale_memory {name}"))
+
+
+def per_round(run: Path, task_ids: list[str], pairs: int) -> list[float]:
+    """Success (%) of each round of the stream, from the run's episodes."""
+    round_of = {task: i // pairs for i, task in enumerate(task_ids)}
+    wins, seen = [0] * (len(task_ids) // pairs), [0] * (len(task_ids) // pairs)
+    for episode in read_episodes(run / "episodes.jsonl"):
+        seen[round_of[episode.task_id]] += 1
+        wins[round_of[episode.task_id]] += episode.success
+    return [round(100 * w / n, 1) if n else 0.0 for w, n in zip(wins, seen, strict=True)]
+
+
+def retired(run: Path) -> list[dict[str, Any]]:
+    path = run / "online.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [{"wave": line["wave"], **entry} for line in lines for entry in line["retired"]]
+
+
+def stale_credit(bank_dir: Path, rooms: set[str]) -> dict[str, Any]:
+    """The successes credited at the move to the stale bank's "find the food" entries of the held-out
+    ``rooms`` (the rule summariser's entry that says where a food was taken from), one per pair."""
+    finds = sorted(e.stats.successes for e in Bank.open(bank_dir, writable=False).entries()
+                   if e.kind == "strategy" and "first find and take" in e.situation
+                   and {room_of(t) for t in e.provenance.task_ids} & rooms)
+    return {"find_entries": len(finds), "min_successes": finds[0] if finds else 0,
+            "median_successes": finds[len(finds) // 2] if finds else 0,
+            "with_5_successes": sum(s >= 5 for s in finds)}
+
+
+def plot(rounds: dict[str, list[float]], before: list[float], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 3.5))
+    axes.plot(range(1, len(before) + 1), before, "k-o", label="before the move (online)")
+    for name, values in rounds.items():
+        axes.plot(range(len(before) + 1, len(before) + len(values) + 1), values, "-o", label=name)
+    axes.axvline(len(before) + 0.5, color="grey", linestyle=":")
+    axes.set(xlabel="round of the stream", ylabel="success (%)", ylim=(-3, 103),
+             title="Stale memory (households, scripted follower; a constructed panel)")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(out, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--held-out", type=int, default=8, help="held-out households")
+    parser.add_argument("--before-rounds", type=int, default=6)
+    parser.add_argument("--after-rounds", type=int, default=8)
+    parser.add_argument("--k", type=int, default=2, help="entries shown (memory.k)")
+    parser.add_argument("--wave", type=int, default=8, help="episodes per wave (run.episodes_in_flight)")
+    parser.add_argument("--prune-min-uses", type=int, default=3)
+    parser.add_argument("--prune-threshold", type=float, default=0.3)
+    args = parser.parse_args()
+
+    recipe = Recipe(seed=args.seed, train_households=2, held_out_households=args.held_out, dev_games=2,
+                    stream_rounds=args.before_rounds, moved_rounds=args.after_rounds)
+    games = write_households(args.out / "games", recipe, progress=True)
+    pairs = args.held_out * recipe.foods
+    visits, source = args.out / "visits.jsonl", args.out / "visits-bank"
+    collect("alfworld", "visits", "expert", visits, data_dir=str(games), workers=2, max_steps=STEP_LIMIT)
+    bank = Bank.open_or_create(source)  # built episodes are skipped on a re-run
+    build(bank, [visits], make_summariser("rule"))
+    bank.save()
+    follower = Follower()
+    with follower.served() as url:
+        before_ids = stream_task_ids(recipe)
+        before = args.out / "before"
+        run_arm(arm_tree(args, games, url, "stream", str(source), before, True, None, before_ids), "before")
+        for name, (split, online, prune_by, credit) in ARMS.items():
+            run_arm(arm_tree(args, games, url, split, str(before / "bank"), args.out / name, online, prune_by,
+                             stream_task_ids(recipe, split), credit), name)
+
+    rooms = {room_of(task) for task in before_ids}
+    before_rounds = per_round(before, before_ids, pairs)
+    rounds = {name: per_round(args.out / name, stream_task_ids(recipe, split), pairs)
+              for name, (split, *_) in ARMS.items()}
+    half = args.after_rounds // 2
+    last_half = {name: round(sum(values[half:]) / len(values[half:]), 1) for name, values in rounds.items()}
+    summary = {"recipe": recipe.__dict__, "args": {k: str(v) for k, v in vars(args).items()},
+               "constructed_panel": True, "actor": "scripted follower (training/actors/follower.py)",
+               "pairs": pairs, "before_rounds": before_rounds, "stale_bank": stale_credit(before / "bank", rooms),
+               "rounds": rounds, "last_half": last_half,
+               "retired": {name: retired(args.out / name) for name in ARMS}}
+    write_json(args.out / "summary.json", summary)
+    plot(rounds, before_rounds, args.out / "rounds.png")
+    lines = ["# Stale memory (households, scripted follower; a constructed panel)", "",
+             f"{pairs} (household, food) pairs a round; before the move, {args.before_rounds} online rounds from the "
+             f"visits' bank, unpruned: success per round {before_rounds}. Stale bank at the move: "
+             f"{summary['stale_bank']}.", "",
+             "| arm | split | online | pruning | credit | success per round after the move (%) | last half |",
+             "|---|---|---|---|---|---|---|"]
+    for name, values in rounds.items():
+        split, online, prune_by, credit = ARMS[name]
+        lines.append(f"| {name} | {split} | {'yes' if online else 'no'} | {prune_by or '-'} | "
+                     f"{credit if online else '-'} | {values} | {last_half[name]} |")
+    for name in ARMS:
+        gone = summary["retired"][name]
+        if gone:
+            lines += ["", f"{name}: {len(gone)} entries retired; first ones:"]
+            lines += [f"- wave {g['wave']}: uses {g['uses']}, successes {g['successes']}, utility {g['utility']}, "
+                      f"recent {g['recent']}: {g['situation'][:90]}" for g in gone[:6]]
+    (args.out / "report.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
