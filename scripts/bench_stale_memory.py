@@ -31,6 +31,7 @@ their utility; writes ``summary.json``, ``report.md`` and ``rounds.png`` in ``--
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -166,7 +167,7 @@ def main() -> None:
               for name, (split, *_) in ARMS.items()}
     half = args.after_rounds // 2
     last_half = {name: round(sum(values[half:]) / len(values[half:]), 1) for name, values in rounds.items()}
-    summary = {"recipe": recipe.__dict__, "args": {k: str(v) for k, v in vars(args).items()},
+    summary = {"recipe": dataclasses.asdict(recipe), "args": {k: str(v) for k, v in vars(args).items()},
                "constructed_panel": True, "actor": "scripted follower (training/actors/follower.py)",
                "pairs": pairs, "before_rounds": before_rounds, "stale_bank": stale_credit(before / "bank", rooms),
                "rounds": rounds, "last_half": last_half,

@@ -175,7 +175,8 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
         for home, food in stream_rng.sample(held_out, len(held_out)):
             add("stream", _rearranged(home, stream_rng), food, TARGET)
     move_rng = random.Random(recipe.seed + 3)  # its own draws again
-    new_places = {home.number: _moved_places(home, move_rng) for home in homes[recipe.train_households:]}
+    new_places = {home.number: _moved_places(home, move_rng)
+                  for home in homes[recipe.train_households:]} if recipe.moved_rounds else {}
     for _ in range(recipe.moved_rounds):
         for home, food in move_rng.sample(held_out, len(held_out)):
             shown = _rearranged(home, move_rng)

@@ -17,6 +17,7 @@ the follower ``tests/test_online_eval.py`` and ``scripts/bench_stale_memory.py``
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from fastapi import FastAPI, Request
@@ -76,6 +77,6 @@ class Follower:
 
         return app
 
-    def served(self):
+    def served(self) -> contextlib.AbstractContextManager[str]:
         """A context manager: the follower served on loopback, yielding its base URL (``http://127.0.0.1:PORT``)."""
         return serving(self.app())
