@@ -16,7 +16,10 @@ that say which item is about this room (``agent/targets.py``). Arms, all greedy 
   ``grpo-none`` (GRPO from ``sft-none``), trained on the training households.
 
 Every bank arm retrieves from the one bank. ``--small`` uses ``tiny-warm`` policies (~1M parameters, trained
-from scratch here, in minutes); the default is SmolLM2-135M-Instruct with LoRA (``expbank sft``). Stages are
+from scratch here) at the quickstart's recipe (docs/training.md, "The quickstart's recipe": one entry shown, no
+system message, 600 steps; about 15 minutes a seed on 2 cores); ``--k 2 --system full --sft-steps 1200`` is the
+earlier, slower recipe (about 2 hours a seed). The default is SmolLM2-135M-Instruct with LoRA (``expbank sft``)
+at k = 2 with the system message. Stages are
 resumable (a finished stage's output is reused); wall times go to ``OUT/timings.json``; ``OUT/compare.md``
 holds the paired comparisons, ``OUT/summary.json`` the summary with the no-memory ceiling and the critique
 diagnostic, ``OUT/success.png`` a plot of success per arm with 95% CIs.
@@ -66,9 +69,31 @@ class Stages:
         return output
 
 
+def render(args: argparse.Namespace) -> dict:
+    return {**households.RENDER, "k": args.k}
+
+
+RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system")
+
+
+def keep_options(out: Path, options: dict) -> None:
+    """A run folder holds one recipe: the first run records it in ``options.json``; a rerun with other options
+    stops with one line naming them (reusing stages trained at another recipe would mix the two)."""
+    path = out / "options.json"
+    if not path.exists():
+        path.write_text(json.dumps(options, indent=2) + "\n")
+        return
+    kept = json.loads(path.read_text())
+    differ = sorted(key for key in options if kept.get(key) != options[key])
+    if differ:
+        raise SystemExit(f"{path}: this folder was run with other options ({', '.join(differ)}); "
+                         "use another --out or the same options")
+
+
 def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict, temperature: float = 0.0,
                 train: dict | None = None) -> dict:
-    return households.arm_tree(games, actor, memory, args.seed, temperature, train)
+    return households.arm_tree(games, actor, memory, args.seed, temperature, train, render=render(args),
+                               system=args.system)
 
 
 def write_yaml(path: Path, tree: dict) -> Path:
@@ -77,7 +102,8 @@ def write_yaml(path: Path, tree: dict) -> Path:
 
 
 def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) -> Path:
-    return households.tiny_policy(games, memory, out, args.seed, args.sft_steps, args.sft_learning_rate)
+    return households.tiny_policy(games, memory, out, args.seed, args.sft_steps, args.sft_learning_rate,
+                                  render(args), args.system)
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
@@ -98,15 +124,21 @@ def main() -> None:
     parser.add_argument("--small", action="store_true", help="tiny-warm policies and the full --small arm set")
     parser.add_argument("--grpo", action="store_true", help="also train grpo-bank and grpo-none and evaluate them")
     parser.add_argument("--sft-steps", type=int, default=None, help="SFT optimiser steps per policy "
-                        "(default: 1200 tiny-warm steps with --small, 50 for SmolLM2)")
+                        "(default: 600 tiny-warm steps with --small, 50 for SmolLM2)")
     parser.add_argument("--sft-learning-rate", type=float, default=1e-3, help="tiny-warm's (with --small)")
     parser.add_argument("--grpo-steps", type=int, default=8)
     parser.add_argument("--model", default="smollm2-135m", help="the pretrained policy without --small")
     parser.add_argument("--train-households", type=int, default=Recipe.train_households)
+    parser.add_argument("--k", type=int, default=None, help="entries shown (default: 1 with --small, else 2)")
+    parser.add_argument("--system", choices=["full", "none"], default=None,
+                        help="prompt.system (default: none with --small, else full)")
     args = parser.parse_args()
-    args.sft_steps = args.sft_steps or (1200 if args.small else 50)
+    args.sft_steps = args.sft_steps or (600 if args.small else 50)
+    args.k = args.k or (1 if args.small else 2)
+    args.system = args.system or ("none" if args.small else "full")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    keep_options(out, {key: getattr(args, key) for key in RECIPE_OPTIONS})
     stages = Stages(out)
     recipe = Recipe(seed=args.seed, train_households=args.train_households)
     # games, visits, bank, [train transcripts], policies, arms, [GRPO runs and their arms]
@@ -172,11 +204,13 @@ def main() -> None:
     summary = report.join_runs({name: out / "arms" / name for name in arms}, plan)
     summary["households"] = {"recipe": dataclasses.asdict(recipe),
                              "no_memory_ceiling": no_memory_ceiling(recipe), "policy": "tiny-warm" if args.small
-                             else args.model, "sft_steps": args.sft_steps, "constructed_panel": True}
+                             else args.model, "sft_steps": args.sft_steps, "k": args.k, "system": args.system,
+                             "constructed_panel": True}
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
-             f"seed {args.seed}, policy {summary['households']['policy']}, no-memory ceiling "
+             f"seed {args.seed}, policy {summary['households']['policy']} ({args.sft_steps} SFT steps, k={args.k}, "
+             f"system {args.system}), no-memory ceiling "
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"
               for name in arms]

@@ -45,8 +45,7 @@ def create_server(bank: Bank, writable: bool = False):
 
     def current() -> Bank:
         """The bank, reopened if another process saved it since (its saves would be lost otherwise)."""
-        if state["bank"].saved_elsewhere():
-            state["bank"] = Bank.open(state["bank"].path, writable=writable)
+        state["bank"] = state["bank"].latest()
         return state["bank"]
 
     @server.tool()

@@ -101,9 +101,7 @@ def create_app(bank: Bank, token: str | None = None, writable: bool = False,
 
     def current() -> Bank:
         """The bank as saved now, reopened if another process saved it since; call under the lock."""
-        loaded = state["bank"]
-        if loaded.saved_elsewhere():
-            state["bank"] = Bank.open(loaded.path, writable=loaded.writable)  # the embedder is cached
+        state["bank"] = state["bank"].latest()  # the embedder is cached
         return state["bank"]
 
     @app.middleware("http")

@@ -356,6 +356,11 @@ class Bank:
         live = _live_data(self.path)
         return live is not None and live != self._data_dir.name
 
+    def latest(self) -> Bank:
+        """This bank, or the same path opened again (same mode) if another process saved it since: what a
+        long-lived server calls before each use, so it serves that save and its own saves build on it."""
+        return Bank.open(self.path, writable=self.writable) if self.saved_elsewhere() else self
+
     # ----------------------------------------------------------------- reading
     @property
     def embedder(self) -> Embedder:
