@@ -187,7 +187,8 @@ def main() -> None:
         for name, start, memory in (("grpo-bank", "sft-bank", bank_memory), ("grpo-none", "sft-none", {"mode": "none"})):
             train_cfg = {"split": "train", "steps": args.grpo_steps, "tasks_per_step": 2, "group_size": 8,
                          "learning_rate": 2e-4 if args.small else 1e-5, "lora": {"enabled": not args.small},
-                         "micro_batch_size": 8, "max_length": 1536, "checkpoint": {"every": args.grpo_steps}}
+                         "micro_batch_size": 8, "max_length": 1536, "checkpoint": {"every": args.grpo_steps},
+                         "bank": {"update_every": 0}}  # the arms retrieve from the bank built before training
             config = write_yaml(out / f"{name}.yaml", eval_config(args, games, policies[start], memory, 0.7, train_cfg))
             last = out / "grpo" / name / "checkpoints" / f"step-{args.grpo_steps:05d}" / "model"
             step(f"train {name}", last, lambda c=config, n=name: expbank("train", str(c), f"run.dir={out / 'grpo' / n}"))
