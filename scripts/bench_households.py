@@ -25,6 +25,9 @@ holds the paired comparisons, ``OUT/summary.json`` the summary with the no-memor
 diagnostic, ``OUT/success.png`` a plot of success per arm with 95% CIs.
 
     python scripts/bench_households.py --seed 0 --out runs/households-s0 --small [--grpo]
+    python scripts/bench_households.py --table runs/households-s0 runs/households-s1 ...   # across seeds
+
+GRPO comparisons also give the one-sided exact McNemar p (does the GRPO policy win more often?).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from tqdm import tqdm
 
 from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, no_memory_ceiling, write_households
 from expbank.training.evaluation import households, report
+from expbank.training.evaluation.stats import mcnemar_exact_p
 
 COMPARISONS = [("sft-none", "sft-bank"), ("sft-bank-other", "sft-bank")]
 SMALL_COMPARISONS = [("raw", "sft-bank"), ("bank-norecon", "sft-bank"), ("bank-sourcerandom", "sft-bank")]
@@ -117,9 +121,58 @@ def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories:
     expbank("sft", str(config), f"run.dir={out}")
 
 
+def comparison_text(comparison: dict) -> str:
+    """The summary line, with the one-sided p for a GRPO comparison (is the trained policy better?)."""
+    line = report.comparison_line(comparison)
+    if (comparison["a"], comparison["b"]) in GRPO_COMPARISONS:
+        flips = comparison["flips"]
+        line += f", one-sided p={mcnemar_exact_p(flips['a_only'], flips['b_only'], 'greater'):.3g}"
+    return line
+
+
+def seed_table(folders: list[Path]) -> str:
+    """Markdown: each arm's success per seed with mean ± sd, then each comparison per seed (diff, p)."""
+    import statistics
+
+    summaries = {}
+    for folder in folders:
+        path = folder / "summary.json"
+        if not path.exists():
+            raise SystemExit(f"{path}: no summary (the run has not finished)")
+        summary = json.loads(path.read_text())
+        summaries[summary["households"]["recipe"]["seed"]] = summary
+    seeds = sorted(summaries)
+    arms = list(dict.fromkeys(a for s in summaries.values() for a in s["run"]["arm_order"]))
+
+    def spread(values: list[float]) -> str:
+        return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}" if len(values) > 1 else "—"
+
+    head = "| | " + " | ".join(f"seed {seed}" for seed in seeds) + " | mean ± sd |"
+    lines = ["Success % (48 held-out games per seed):", "", head, "|---" * (len(seeds) + 2) + "|"]
+    lines.append("| no-memory ceiling | " + " | ".join(
+        f"{100 * summaries[s]['households']['no_memory_ceiling']['rate']:.1f}" for s in seeds) + " | |")
+    for arm in arms:
+        values = [summaries[s]["arms"][arm]["success"] for s in seeds if arm in summaries[s]["arms"]]
+        cells = [f"{summaries[s]['arms'][arm]['success']:.1f}" if arm in summaries[s]["arms"] else "—" for s in seeds]
+        lines.append(f"| `{arm}` | " + " | ".join(cells) + f" | {spread(values)} |")
+    lines += ["", "Paired comparisons (exact McNemar), per seed:", ""]
+    for seed in seeds:
+        lines += [f"- seed {seed}: {comparison_text(c)}" for c in summaries[seed]["comparisons"]]
+    lines += ["", "Critique (NONE share before the food is taken; own room's entry shown vs other rooms' only):", ""]
+    for seed in seeds:
+        critique = summaries[seed].get("critique", {})
+        own, other = critique.get("sft-bank", {}), critique.get("sft-bank-other", {})
+        if own.get("turns") and other.get("turns"):
+            lines.append(f"- seed {seed}: {own['none_share']:.2f} of {own['turns']} turns vs "
+                         f"{other['none_share']:.2f} of {other['turns']}")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True, type=Path, help="run folder (re-running resumes it)")
+    parser.add_argument("--out", type=Path, help="run folder (re-running resumes it)")
+    parser.add_argument("--table", nargs="+", type=Path, metavar="DIR",
+                        help="print finished runs' figures across seeds (mean ± sd) and exit")
     parser.add_argument("--seed", type=int, default=0, help="households, placements and training seed")
     parser.add_argument("--small", action="store_true", help="tiny-warm policies and the full --small arm set")
     parser.add_argument("--grpo", action="store_true", help="also train grpo-bank and grpo-none and evaluate them")
@@ -133,6 +186,11 @@ def main() -> None:
     parser.add_argument("--system", choices=["full", "none"], default=None,
                         help="prompt.system (default: none with --small, else full)")
     args = parser.parse_args()
+    if args.table:
+        print(seed_table(args.table), end="")
+        return
+    if args.out is None:
+        parser.error("--out is required (or --table)")
     args.sft_steps = args.sft_steps or (600 if args.small else 50)
     args.k = args.k or (1 if args.small else 2)
     args.system = args.system or ("none" if args.small else "full")
@@ -215,7 +273,7 @@ def main() -> None:
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"
               for name in arms]
-    lines += [""] + [f"- {report.comparison_line(c)}" for c in summary["comparisons"]]
+    lines += [""] + [f"- {comparison_text(c)}" for c in summary["comparisons"]]
     lines += ["", "Critique: share of turns before the goal object is taken whose <reconstruct> is NONE:"]
     lines += [f"- {name}: {d['none_share']:.2f} of {d['turns']} turns" for name, d in summary["critique"].items()
               if d["turns"]]
