@@ -415,7 +415,7 @@ STAGES = [
     Stage("games", "write the households games (ALFWorld engine)", games_stage),
     Stage("collect", "collect expert visits of the held-out and training households", collect_stage),
     Stage("bank", "build the experience bank from the visits (rule summariser, MiniLM)", bank_stage),
-    Stage("sft", "train sft-none and sft-bank from scratch (same budget, training households)", sft_stage),
+    Stage("sft", "train sft-none and sft-bank (same budget, training households)", sft_stage),
     Stage("eval-sft", "evaluate sft-none, sft-bank, sft-bank-other on the held-out households", eval_sft_stage),
     Stage("grpo", "GRPO from sft-bank with the bank (training households)", grpo_stage),
     Stage("eval-grpo", "evaluate grpo-bank on the held-out households", eval_grpo_stage),
