@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import statistics
 import subprocess
 import time
 from collections.abc import Callable
@@ -132,15 +133,16 @@ def comparison_text(comparison: dict) -> str:
 
 def seed_table(folders: list[Path]) -> str:
     """Markdown: each arm's success per seed with mean ± sd, then each comparison per seed (diff, p)."""
-    import statistics
-
     summaries = {}
     for folder in folders:
         path = folder / "summary.json"
         if not path.exists():
             raise SystemExit(f"{path}: no summary (the run has not finished)")
         summary = json.loads(path.read_text())
-        summaries[summary["households"]["recipe"]["seed"]] = summary
+        seed = summary["households"]["recipe"]["seed"]
+        if seed in summaries:
+            raise SystemExit(f"{path}: a second run of seed {seed}")
+        summaries[seed] = summary
     seeds = sorted(summaries)
     arms = list(dict.fromkeys(a for s in summaries.values() for a in s["run"]["arm_order"]))
 
@@ -148,7 +150,8 @@ def seed_table(folders: list[Path]) -> str:
         return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}" if len(values) > 1 else "—"
 
     head = "| | " + " | ".join(f"seed {seed}" for seed in seeds) + " | mean ± sd |"
-    lines = ["Success % (48 held-out games per seed):", "", head, "|---" * (len(seeds) + 2) + "|"]
+    games = sorted({s["run"]["n_tasks"] for s in summaries.values()})
+    lines = [f"Success % ({'/'.join(map(str, games))} held-out games per seed):", "", head, "|---" * (len(seeds) + 2) + "|"]
     lines.append("| no-memory ceiling | " + " | ".join(
         f"{100 * summaries[s]['households']['no_memory_ceiling']['rate']:.1f}" for s in seeds) + " | |")
     for arm in arms:
