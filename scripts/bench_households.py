@@ -12,6 +12,10 @@ that say which item is about this room (``agent/targets.py``). Arms, all greedy 
   (entries shown with another entry's source observation; the compact block shows no source, so this arm
   also shows a field the policy never saw) and ``bank-norecon`` (a policy trained and run without critique
   and reconstruction);
+- ``--online`` plays the ``stream`` split (the held-out tasks four times, every (room, food) pair first in
+  round 1) with ``sft-bank`` online from an empty bank (``sft-bank-online``: the bank grows from its own
+  episodes, wave by wave) and with ``sft-none``; ``OUT/online.md`` says whether the stream's second half beats
+  its first (Fisher) and ``sft-none`` on the same tasks (exact McNemar);
 - ``--grpo`` adds ``grpo-bank`` (GRPO from ``sft-bank`` with the same bank, which does not grow) and
   ``grpo-none`` (GRPO from ``sft-none``), trained on the training households.
 
@@ -44,9 +48,14 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
-from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, no_memory_ceiling, write_households
-from expbank.training.evaluation import households, report
-from expbank.training.evaluation.stats import mcnemar_exact_p
+from expbank.envs.alfworld.households import (
+    STEP_LIMIT,
+    Recipe,
+    no_memory_ceiling,
+    stream_task_ids,
+    write_households,
+)
+from expbank.training.evaluation import households, report, stats
 
 COMPARISONS = [("sft-none", "sft-bank"), ("sft-bank-other", "sft-bank")]
 SMALL_COMPARISONS = [("raw", "sft-bank"), ("bank-norecon", "sft-bank"), ("bank-sourcerandom", "sft-bank")]
@@ -78,7 +87,9 @@ def render(args: argparse.Namespace) -> dict:
     return {**households.RENDER, "k": args.k}
 
 
-RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system")
+RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
+                  "other_rooms_share", "empty_share")
+LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0}  # a folder made before they existed used these
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -89,7 +100,7 @@ def keep_options(out: Path, options: dict) -> None:
         path.write_text(json.dumps(options, indent=2) + "\n")
         return
     kept = json.loads(path.read_text())
-    differ = sorted(key for key in options if kept.get(key) != options[key])
+    differ = sorted(key for key in options if kept.get(key, LATER_OPTIONS.get(key)) != options[key])
     if differ:
         raise SystemExit(f"{path}: this folder was run with other options ({', '.join(differ)}); "
                          "use another --out or the same options")
@@ -108,7 +119,8 @@ def write_yaml(path: Path, tree: dict) -> Path:
 
 def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) -> Path:
     return households.tiny_policy(games, memory, out, args.seed, args.sft_steps, args.sft_learning_rate,
-                                  render(args), args.system)
+                                  render(args), args.system, other_rooms_share=args.other_rooms_share,
+                                  empty_share=args.empty_share)
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
@@ -122,12 +134,30 @@ def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories:
     expbank("sft", str(config), f"run.dir={out}")
 
 
+def online_summary(none_dir: Path, online_dir: Path, seed: int) -> dict:
+    """The online arm's stream halves (Fisher) and its second half against ``sft-none`` on the same tasks."""
+    online_rows = report.load_run(online_dir).arms[0].rows  # in stream order
+    none_rows = report.load_run(none_dir).arms[0].rows
+    second = {row.task_id for row in online_rows[len(online_rows) // 2:]}
+    versus = stats.compare_arms([r for r in none_rows if r.task_id in second],
+                                [r for r in online_rows if r.task_id in second], "alfworld", seed)
+    return {"halves": stats.stream_halves(online_rows), "second_half_vs_sft_none": versus}
+
+
+def online_text(online: dict) -> str:
+    halves, versus = online["halves"], online["second_half_vs_sft_none"]
+    return (f"sft-bank-online (from an empty bank): first half {halves['first_half']['success']:.1f}% "
+            f"(n={halves['first_half']['n']}), second half {halves['second_half']['success']:.1f}% "
+            f"(n={halves['second_half']['n']}), Fisher p={halves['fisher_p']:.3g}\n"
+            + report.comparison_line({"a": "sft-none", "b": "sft-bank-online (second half)", **versus}) + "\n")
+
+
 def comparison_text(comparison: dict) -> str:
     """The summary line, with the one-sided p for a GRPO comparison (is the trained policy better?)."""
     line = report.comparison_line(comparison)
     if (comparison["a"], comparison["b"]) in GRPO_COMPARISONS:
         flips = comparison["flips"]
-        line += f", one-sided p={mcnemar_exact_p(flips['a_only'], flips['b_only'], 'greater'):.3g}"
+        line += f", one-sided p={stats.mcnemar_exact_p(flips['a_only'], flips['b_only'], 'greater'):.3g}"
     return line
 
 
@@ -179,6 +209,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="households, placements and training seed")
     parser.add_argument("--small", action="store_true", help="tiny-warm policies and the full --small arm set")
     parser.add_argument("--grpo", action="store_true", help="also train grpo-bank and grpo-none and evaluate them")
+    parser.add_argument("--online", action="store_true",
+                        help="also play the stream with sft-bank online from an empty bank, and with sft-none")
     parser.add_argument("--sft-steps", type=int, default=None, help="SFT optimiser steps per policy "
                         "(default: 600 tiny-warm steps with --small, 50 for SmolLM2)")
     parser.add_argument("--sft-learning-rate", type=float, default=1e-3, help="tiny-warm's (with --small)")
@@ -188,12 +220,18 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=None, help="entries shown (default: 1 with --small, else 2)")
     parser.add_argument("--system", choices=["full", "none"], default=None,
                         help="prompt.system (default: none with --small, else full)")
+    parser.add_argument("--other-rooms-share", type=float, default=0.0, help="--small bank policies: share of "
+                        "training episodes shown only other rooms' entries (taught NONE)")
+    parser.add_argument("--empty-share", type=float, default=0.0,
+                        help="--small bank policies: share of training episodes shown an empty block")
     args = parser.parse_args()
     if args.table:
         print(seed_table(args.table), end="")
         return
     if args.out is None:
         parser.error("--out is required (or --table)")
+    if (args.other_rooms_share or args.empty_share) and not args.small:
+        parser.error("--other-rooms-share and --empty-share train tiny-warm policies: add --small")
     args.sft_steps = args.sft_steps or (600 if args.small else 50)
     args.k = args.k or (1 if args.small else 2)
     args.system = args.system or ("none" if args.small else "full")
@@ -203,7 +241,7 @@ def main() -> None:
     stages = Stages(out)
     recipe = Recipe(seed=args.seed, train_households=args.train_households)
     # games, visits, bank, [train transcripts], policies, arms, [GRPO runs and their arms]
-    total = 3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + 4 * args.grpo
+    total = 3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + 4 * args.grpo + 2 * args.online
     bar = tqdm(total=total, desc="households", unit="stage")
 
     def step(name: str, output: Path, work: Callable[[], object]) -> Path:
@@ -257,6 +295,19 @@ def main() -> None:
             arms[name] = (name, memory)
         plan += GRPO_COMPARISONS
     (out / "configs").mkdir(exist_ok=True)
+    if args.online:
+        streams = {"sft-none": (policies["sft-none"], {"mode": "none"}),
+                   "sft-bank-online": (policies["sft-bank"], {**bank_memory, "bank": "empty", "online": True,
+                                                              "online_order": "panel"})}
+        for name, (actor, memory) in streams.items():
+            tree = eval_config(args, games, actor, memory)
+            tree["env"]["split"], tree["panel"]["task_ids"] = "stream", stream_task_ids(recipe)
+            config = write_yaml(out / "configs" / f"stream-{name}.yaml", tree)
+            step(f"stream {name}", out / "stream" / name / "summary.json",
+                 lambda c=config, n=name: expbank("eval", str(c), f"run.dir={out / 'stream' / n}"))
+        online = online_summary(out / "stream" / "sft-none", out / "stream" / "sft-bank-online", args.seed)
+        (out / "online.json").write_text(json.dumps(online, indent=2) + "\n")
+        (out / "online.md").write_text(online_text(online))
     for name, (model, memory) in arms.items():
         config = write_yaml(out / "configs" / f"{name}.yaml", eval_config(args, games, policies[model], memory))
         step(f"eval {name}", out / "arms" / name / "summary.json",
@@ -267,12 +318,14 @@ def main() -> None:
     summary["households"] = {"recipe": dataclasses.asdict(recipe),
                              "no_memory_ceiling": no_memory_ceiling(recipe), "policy": "tiny-warm" if args.small
                              else args.model, "sft_steps": args.sft_steps, "k": args.k, "system": args.system,
+                             "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
                              "constructed_panel": True}
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
              f"seed {args.seed}, policy {summary['households']['policy']} ({args.sft_steps} SFT steps, k={args.k}, "
-             f"system {args.system}), no-memory ceiling "
+             f"system {args.system}, negatives other/empty {args.other_rooms_share}/{args.empty_share}), "
+             "no-memory ceiling "
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"
               for name in arms]
@@ -283,6 +336,8 @@ def main() -> None:
     (out / "compare.md").write_text("\n".join(lines) + "\n")
     households.plot(summary, out / "success.png")
     print((out / "compare.md").read_text())
+    if args.online:
+        print((out / "online.md").read_text())
 
 
 if __name__ == "__main__":

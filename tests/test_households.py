@@ -137,3 +137,41 @@ def test_critique_targets_name_the_own_rooms_entry_and_the_other_rooms_arm_never
         blocks = targets.target_blocks(spec, episode.task, first.observation, episode.task_type, first.action,
                                        elsewhere, "alfworld", episode.task_id)
         assert blocks["reconstruct"] == "NONE" and "applies" not in blocks["critique"].replace("does not apply", "")
+
+
+def test_negative_records_show_other_rooms_or_nothing_and_are_taught_none(tmp_path):
+    """tiny-warm's negatives: the drawn episodes' records show only other rooms' entries (or the empty block)
+    and their targets say NONE; without negatives the training rooms' own entries are shown and applied."""
+    from expbank.bank.build import build
+    from expbank.bank.store import Bank
+    from expbank.bank.summarise import make_summariser
+    from expbank.config import MemoryConfig
+    from expbank.training.actors.tiny_warm import Negatives, expert_conversations
+    from expbank.training.agent.collect import collect
+    from expbank.training.agent.retrieve import NO_EXPERIENCE
+
+    root = write_households(tmp_path / "games", SMALL)
+    collect("alfworld", "visits", "expert", tmp_path / "visits.jsonl", data_dir=str(root), workers=1,
+            max_steps=STEP_LIMIT, progress=False)
+    bank = Bank.create(tmp_path / "bank")
+    build(bank, [tmp_path / "visits.jsonl"], make_summariser("rule"))
+    bank.save()
+    memory = MemoryConfig(mode="bank", bank=str(tmp_path / "bank"), k=1)
+
+    def replies(negatives: Negatives) -> list[tuple[str, str]]:
+        conversations = expert_conversations("alfworld", 1, tmp_path, "train", str(root), memory, seed=0,
+                                             negatives=negatives)
+        return [(c[-2]["content"], c[-1]["content"]) for c in conversations]
+
+    plain = replies(Negatives())
+    assert sum("applies: this room" in reply for _, reply in plain) >= len(plain) // 3
+    for prompt, reply in replies(Negatives(other_rooms=1.0)):
+        assert NO_EXPERIENCE not in prompt and "another room" in reply and "<reconstruct>NONE</reconstruct>" in reply
+    for prompt, reply in replies(Negatives(empty=1.0)):
+        assert NO_EXPERIENCE in prompt and "<reconstruct>NONE</reconstruct>" in reply
+    mixed = replies(Negatives(other_rooms=0.3, empty=0.3))
+    assert mixed == replies(Negatives(other_rooms=0.3, empty=0.3))  # seeded
+    assert any(NO_EXPERIENCE in p for p, _ in mixed) and any("another room" in r for _, r in mixed)
+    assert any("applies: this room" in r for _, r in mixed)
+    with pytest.raises(ValueError):
+        Negatives(other_rooms=0.7, empty=0.7)

@@ -24,6 +24,7 @@ import json
 import os
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -77,12 +78,19 @@ class WarmRecipe:
     source_chars: int = 200
     guidance_tokens: int = 256
     system: str = "full"  # prompt.system of the rows: full, or none (no system message)
+    # with a bank, the share of expert episodes whose records show only other rooms' entries (ALFWorld), and the
+    # share that show an empty block: both teach NONE and acting without memory (0, 0: every record retrieves)
+    other_rooms_share: float = 0.0
+    empty_share: float = 0.0
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
     def memory_config(self) -> MemoryConfig:
         return MemoryConfig(mode=self.memory, bank=self.bank, reconstruct=self.reconstruct, k=self.k,
                             source_chars=self.source_chars, guidance_tokens=self.guidance_tokens)
+
+    def negatives(self) -> Negatives:
+        return Negatives(self.other_rooms_share, self.empty_share)
 
     def key(self) -> str:
         """Names the cache folder: the recipe, and the fingerprint of the ``alfworld_split`` games when
@@ -94,10 +102,35 @@ class WarmRecipe:
             fields["bank"] = content_hash(self.bank)
         if self.system == "full":  # the default adds nothing to the key (older keys stay)
             del fields["system"]
+        for name in ("other_rooms_share", "empty_share"):
+            if fields[name] == 0.0 or self.memory == "none":  # the defaults add nothing (older keys stay)
+                del fields[name]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
             for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens"):
                 del fields[name]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Negatives:
+    """Which expert episodes' records show other rooms' entries or an empty block instead of what retrieval
+    finds (a seeded draw per episode, in id order). Retrieval in the training rooms nearly always finds the
+    room's own entry, so without them the policy seldom sees an entry that does not apply, or none at all:
+    it then copies whatever it is shown, and cannot act from an empty bank (an online run's first wave)."""
+
+    other_rooms: float = 0.0
+    empty: float = 0.0
+
+    def __post_init__(self):
+        if not (0 <= self.other_rooms and 0 <= self.empty and self.other_rooms + self.empty <= 1):
+            raise ValueError(f"negative shares must be >= 0 and sum to <= 1, not {self.other_rooms}, {self.empty}")
+
+    def draws(self, seed: int) -> Iterator[str]:
+        """``own``, ``other`` or ``empty`` for each episode in turn."""
+        rng = random.Random(f"negatives-{seed}")
+        while True:
+            roll = rng.random()
+            yield "empty" if roll < self.empty else "other" if roll < self.empty + self.other_rooms else "own"
 
 
 def _games_fingerprint(data_dir: str, split: str) -> str:
@@ -106,19 +139,27 @@ def _games_fingerprint(data_dir: str, split: str) -> str:
 
 def expert_conversations(env: str, history_length: int, workdir: Path, split: str = "train",
                          data_dir: str | None = None, memory: MemoryConfig | None = None,
-                         seed: int = 0, system: str = "full") -> list[list[dict]]:
+                         seed: int = 0, system: str = "full",
+                         negatives: Negatives = Negatives()) -> list[list[dict]]:
     """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
-    conversations, with the experience ``memory`` retrieves (default: none)."""
+    conversations, with the experience ``memory`` retrieves (default: none), ``negatives`` aside."""
     source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
     path = workdir / f"{env}-{split}-{source}-expert.jsonl"
     collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
     memory = memory or MemoryConfig()
     spec = ProtocolSpec.of(memory, system)
-    retriever = Memory.from_config(memory, seed) if memory.mode != "none" else None
+    retrievers: dict[str, Memory | None] = {"own": None, "other": None, "empty": None}
+    if memory.mode != "none":
+        retrievers["own"] = Memory.from_config(memory, seed)
+        if negatives.other_rooms:
+            if env != "alfworld":
+                raise ValueError("other_rooms_share needs ALFWorld's rooms")
+            retrievers["other"] = Memory.from_config(memory.model_copy(update={"rooms": "other"}), seed)
+    draws = negatives.draws(seed)
     conversations = []
     for episode in episodes_in_id_order(path):
         if episode.success:
-            conversations += records_from_episode(episode, spec, retriever, history_length)
+            conversations += records_from_episode(episode, spec, retrievers[next(draws)], history_length)
     if not conversations:
         raise RuntimeError(f"{path}: no won expert episode of {env}/{split} to warm up on (delete the file to "
                            "collect it again)")
@@ -178,7 +219,8 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     for env in recipe.envs:
         split, data_dir = (recipe.alfworld_split, recipe.alfworld_data) if env == "alfworld" else ("train", None)
         conversations += expert_conversations(env, recipe.history_length, workdir, split, data_dir,
-                                              recipe.memory_config(), recipe.seed, recipe.system)
+                                              recipe.memory_config(), recipe.seed, recipe.system,
+                                              recipe.negatives())
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
     staging = out.with_name(out.name + ".partial")

@@ -38,16 +38,20 @@ def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: flo
 
 
 def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, learning_rate: float,
-                render: dict | None = None, system: str = "full", progress: bool = True) -> Path:
+                render: dict | None = None, system: str = "full", progress: bool = True,
+                other_rooms_share: float = 0.0, empty_share: float = 0.0) -> Path:
     """A ``tiny-warm`` policy trained from scratch on the training households' expert walkthroughs, shown the
-    experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct``)."""
+    experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct``); the shares of
+    episodes shown other rooms' entries or none instead are ``WarmRecipe``'s negatives."""
     render = render or RENDER
     recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
                         history_length=1, steps=steps, learning_rate=learning_rate, induction_steps=250,
                         induction_mix_batch_size=16, average_last=50, seed=seed,
                         memory=memory.get("mode", "none"), bank=memory.get("bank"), k=render["k"],
                         reconstruct=memory.get("reconstruct", True), source_chars=render["source_chars"],
-                        guidance_tokens=render["guidance_tokens"], system=system)
+                        guidance_tokens=render["guidance_tokens"], system=system,
+                        other_rooms_share=other_rooms_share if memory.get("mode", "none") != "none" else 0.0,
+                        empty_share=empty_share if memory.get("mode", "none") != "none" else 0.0)
     return build_tiny_warm(recipe, out=out, progress=progress)
 
 
