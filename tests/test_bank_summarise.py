@@ -48,6 +48,19 @@ def test_alfworld_failure_gives_warnings():
     assert not any(e.kind == "strategy" for e in entries)
 
 
+def test_an_alfworld_failure_that_took_the_named_object_records_where_it_was():
+    """Out of steps after the take: where the mug lay is still true, so the find strategy is written (only
+    that one: nothing after the take was shown to work)."""
+    ep = alf_place()
+    ep.steps, ep.success = ep.steps[:3], False
+    entries = RuleSummariser().summarise(ep)
+    strategies = [e for e in entries if e.kind == "strategy"]
+    assert len(strategies) == 1 and strategies[0].actions[-1] == "take mug 1 from countertop 2"
+    assert "here it was in/on countertop 2" in strategies[0].guidance and not strategies[0].outcome.success
+    ep.task = ep.task.replace("mug", "cup")  # took an object the task does not name: no find entry
+    assert not [e for e in RuleSummariser().summarise(ep) if e.kind == "strategy"]
+
+
 def test_webshop_strategies_and_warnings():
     query, choose, buy, excerpt = RuleSummariser().summarise(web_success())
     assert query.actions == ["search[l'eau d'issey 6.76 fl oz]"]

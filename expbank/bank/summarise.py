@@ -4,8 +4,9 @@
   strategies (ALFWorld: find and take the object, transform it with the right appliance, look at it under
   the lamp, place it; WebShop: query phrasing, which result to open, which options to click and when to
   buy); a failed one yields warnings (loops, repeated invalid actions, wrong object or receptacle, buying
-  without the options asked for). Every episode also yields one bounded ``trajectory`` excerpt for the
-  raw-replay arm.
+  without the options asked for) and, in ALFWorld, the find strategy when it took the object the task
+  names (where an object lies is true whatever happened after). Every episode also yields one bounded
+  ``trajectory`` excerpt for the raw-replay arm.
 * :class:`LLMSummariser` asks any :class:`~expbank.chat.ChatBackend` for JSON, validates it, retries,
   caps the entries per episode and drops advice that is not grounded in the episode.
 
@@ -204,6 +205,18 @@ def alfworld_strategies(episode: Episode, summariser: str = "rule") -> list[Entr
     return entries
 
 
+def alfworld_find(episode: Episode, summariser: str = "rule") -> list[Entry]:
+    """A failed episode's find strategy: where it took the object the task names, when that was its first
+    subgoal. A win's first entry says the same; without it an actor that finds the food and then runs out of
+    steps teaches the bank nothing about where the food is (docs/benchmarks.md, "Online evaluation")."""
+    words = set(re.findall(r"[a-z]+", episode.task.lower()))
+    first = alfworld_strategies(episode, summariser)[:1]
+    match = _ALF.match(first[0].actions[-1]) if first else None
+    if match and match["verb"] == "take" and _name(match["rest"].partition(" from ")[0]) in words:
+        return first
+    return []
+
+
 def alfworld_warnings(episode: Episode, summariser: str = "rule") -> list[Entry]:
     goal = episode.task
     words = set(re.findall(r"[a-z]+", goal.lower()))
@@ -327,7 +340,8 @@ class RuleSummariser:
 
     def summarise(self, episode: Episode) -> list[Entry]:
         if episode.env == "alfworld":
-            entries = alfworld_strategies(episode) if episode.success else alfworld_warnings(episode)
+            entries = alfworld_strategies(episode) if episode.success else \
+                alfworld_find(episode) + alfworld_warnings(episode)
         elif episode.env == "webshop":
             entries = webshop_strategies(episode) if episode.success else webshop_warnings(episode)
         else:
