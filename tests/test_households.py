@@ -21,6 +21,24 @@ from expbank.envs.alfworld.households import (
 SMALL = Recipe(seed=3, train_households=3, held_out_households=2, foods=2, dev_games=2, moved_rounds=1)
 
 
+@pytest.fixture(scope="module")
+def small_bank(tmp_path_factory):
+    """The SMALL games and the bank the normal pipeline builds from their visits (collect, rule summariser)."""
+    from expbank.bank.build import build
+    from expbank.bank.store import Bank
+    from expbank.bank.summarise import make_summariser
+    from expbank.training.agent.collect import collect
+
+    folder = tmp_path_factory.mktemp("households")
+    root = write_households(folder / "games", SMALL)
+    collect("alfworld", "visits", "expert", folder / "visits.jsonl", data_dir=str(root), workers=1,
+            max_steps=STEP_LIMIT, progress=False)
+    bank = Bank.create(folder / "bank")
+    build(bank, [folder / "visits.jsonl"], make_summariser("rule"))
+    bank.save()
+    return root, folder / "bank"
+
+
 def test_households_differ_in_layout_and_keep_each_food_in_one_place():
     recipe = Recipe()
     homes = households(recipe)
@@ -100,26 +118,19 @@ def test_walkthroughs_win_on_the_real_engine_and_no_game_is_won_at_reset(tmp_pat
         assert episodes and all(e.success and e.num_steps <= STEP_LIMIT for e in episodes)
 
 
-def test_critique_targets_name_the_own_rooms_entry_and_the_other_rooms_arm_never_shows_one(tmp_path):
+def test_critique_targets_name_the_own_rooms_entry_and_the_other_rooms_arm_never_shows_one(small_bank, tmp_path):
     """Built by the normal pipeline: visits collected, a rule-summarised bank, retrieval with the room filter."""
-    from expbank.bank.build import build
-    from expbank.bank.store import Bank
-    from expbank.bank.summarise import make_summariser
     from expbank.envs.alfworld.games import room_of
     from expbank.training.agent import protocol, targets
     from expbank.training.agent.collect import collect
     from expbank.training.agent.retrieve import Memory
     from expbank.trajectory import episodes_in_id_order
 
-    root = write_households(tmp_path / "games", SMALL)
-    for split in ("visits", "valid_unseen"):
-        collect("alfworld", split, "expert", tmp_path / f"{split}.jsonl", data_dir=str(root), workers=1,
-                max_steps=STEP_LIMIT, progress=False)
-    bank = Bank.create(tmp_path / "bank")
-    build(bank, [tmp_path / "visits.jsonl"], make_summariser("rule"))
-    bank.save()
+    root, bank = small_bank
+    collect("alfworld", "valid_unseen", "expert", tmp_path / "valid_unseen.jsonl", data_dir=str(root), workers=1,
+            max_steps=STEP_LIMIT, progress=False)
     spec = protocol.ProtocolSpec("bank")
-    own, other = Memory("bank", str(tmp_path / "bank"), k=2), Memory("bank", str(tmp_path / "bank"), k=2, rooms="other")
+    own, other = Memory("bank", str(bank), k=2), Memory("bank", str(bank), k=2, rooms="other")
     homes = {h.number: h for h in households(SMALL)}
     for episode in episodes_in_id_order(tmp_path / "valid_unseen.jsonl"):
         first = episode.steps[0]
@@ -139,24 +150,15 @@ def test_critique_targets_name_the_own_rooms_entry_and_the_other_rooms_arm_never
         assert blocks["reconstruct"] == "NONE" and "applies" not in blocks["critique"].replace("does not apply", "")
 
 
-def test_negative_records_show_other_rooms_or_nothing_and_are_taught_none(tmp_path):
+def test_negative_records_show_other_rooms_or_nothing_and_are_taught_none(small_bank, tmp_path):
     """tiny-warm's negatives: the drawn episodes' records show only other rooms' entries (or the empty block)
     and their targets say NONE; without negatives the training rooms' own entries are shown and applied."""
-    from expbank.bank.build import build
-    from expbank.bank.store import Bank
-    from expbank.bank.summarise import make_summariser
     from expbank.config import MemoryConfig
     from expbank.training.actors.tiny_warm import Negatives, expert_conversations
-    from expbank.training.agent.collect import collect
     from expbank.training.agent.retrieve import NO_EXPERIENCE
 
-    root = write_households(tmp_path / "games", SMALL)
-    collect("alfworld", "visits", "expert", tmp_path / "visits.jsonl", data_dir=str(root), workers=1,
-            max_steps=STEP_LIMIT, progress=False)
-    bank = Bank.create(tmp_path / "bank")
-    build(bank, [tmp_path / "visits.jsonl"], make_summariser("rule"))
-    bank.save()
-    memory = MemoryConfig(mode="bank", bank=str(tmp_path / "bank"), k=1)
+    root, bank = small_bank
+    memory = MemoryConfig(mode="bank", bank=str(bank), k=1)
 
     def replies(negatives: Negatives) -> list[tuple[str, str]]:
         conversations = expert_conversations("alfworld", 1, tmp_path, "train", str(root), memory, seed=0,
