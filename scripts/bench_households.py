@@ -299,9 +299,10 @@ def main() -> None:
         streams = {"sft-none": (policies["sft-none"], {"mode": "none"}),
                    "sft-bank-online": (policies["sft-bank"], {**bank_memory, "bank": "empty", "online": True,
                                                               "online_order": "panel"})}
+        stream = stream_task_ids(recipe)
         for name, (actor, memory) in streams.items():
             tree = eval_config(args, games, actor, memory)
-            tree["env"]["split"], tree["panel"]["task_ids"] = "stream", stream_task_ids(recipe)
+            tree["env"]["split"], tree["panel"]["task_ids"] = "stream", stream
             config = write_yaml(out / "configs" / f"stream-{name}.yaml", tree)
             step(f"stream {name}", out / "stream" / name / "summary.json",
                  lambda c=config, n=name: expbank("eval", str(c), f"run.dir={out / 'stream' / n}"))

@@ -205,11 +205,16 @@ def alfworld_strategies(episode: Episode, summariser: str = "rule") -> list[Entr
     return entries
 
 
+def _goal_words(goal: str) -> set[str]:
+    """The words of an ALFWorld goal, to tell the objects and receptacles it names from others."""
+    return set(re.findall(r"[a-z]+", goal.lower()))
+
+
 def alfworld_find(episode: Episode, summariser: str = "rule") -> list[Entry]:
     """A failed episode's find strategy: where it took the object the task names, when that was its first
     subgoal. A win's first entry says the same; without it an actor that finds the food and then runs out of
     steps teaches the bank nothing about where the food is (docs/benchmarks.md, "Online evaluation")."""
-    words = set(re.findall(r"[a-z]+", episode.task.lower()))
+    words = _goal_words(episode.task)
     first = alfworld_strategies(episode, summariser)[:1]
     match = _ALF.match(first[0].actions[-1]) if first else None
     if match and match["verb"] == "take" and _name(match["rest"].partition(" from ")[0]) in words:
@@ -219,7 +224,7 @@ def alfworld_find(episode: Episode, summariser: str = "rule") -> list[Entry]:
 
 def alfworld_warnings(episode: Episode, summariser: str = "rule") -> list[Entry]:
     goal = episode.task
-    words = set(re.findall(r"[a-z]+", goal.lower()))
+    words = _goal_words(goal)
     warnings = generic_warnings(episode, goal, summariser)
     for step in episode.steps:
         match = _ALF.match(step.action.strip())

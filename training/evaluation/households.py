@@ -44,14 +44,14 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
     experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct``); the shares of
     episodes shown other rooms' entries or none instead are ``WarmRecipe``'s negatives."""
     render = render or RENDER
+    with_bank = memory.get("mode", "none") != "none"  # negatives change nothing without memory
     recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
                         history_length=1, steps=steps, learning_rate=learning_rate, induction_steps=250,
                         induction_mix_batch_size=16, average_last=50, seed=seed,
                         memory=memory.get("mode", "none"), bank=memory.get("bank"), k=render["k"],
                         reconstruct=memory.get("reconstruct", True), source_chars=render["source_chars"],
                         guidance_tokens=render["guidance_tokens"], system=system,
-                        other_rooms_share=other_rooms_share if memory.get("mode", "none") != "none" else 0.0,
-                        empty_share=empty_share if memory.get("mode", "none") != "none" else 0.0)
+                        other_rooms_share=other_rooms_share * with_bank, empty_share=empty_share * with_bank)
     return build_tiny_warm(recipe, out=out, progress=progress)
 
 
