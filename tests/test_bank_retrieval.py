@@ -130,6 +130,16 @@ def test_experience_block_format(bank):
     assert raw.count("\n[") == 3
 
 
+def test_a_warning_shows_its_actions_as_failed_never_as_actions_to_follow():
+    warnings = [e for e in RuleSummariser().summarise(alf_failure()) if e.kind == "warning" and e.actions]
+    strategies = [e for e in RuleSummariser().summarise(alf_place()) if e.kind == "strategy" and e.actions]
+    assert warnings and strategies
+    for line in format_experience(warnings).splitlines()[1:-1]:
+        assert " Failed actions: " in line and " Actions: " not in line
+    for line in format_experience(strategies).splitlines()[1:-1]:
+        assert " Actions: " in line and "Failed" not in line
+
+
 def test_source_observation_cannot_close_its_quote_or_pose_as_a_field(bank):
     """A source observation with quotes, a fake field and a newline stays one quoted string on one line."""
     entry = next(bank.entries())

@@ -23,14 +23,15 @@ def item_parts(entry: Entry, source_chars: int = 200, max_tokens: int = 256) -> 
     """(field, text) pieces of one experience line in display order; ``LABEL`` marks the renderer's text.
 
     The quoted source fits in ``source_chars`` characters (0, or an entry without one: no source field);
-    guidance with its actions is capped at ``max_tokens`` tokens. Whitespace is joined as shown (a newline inside a field becomes a space).
+    guidance with its actions (a warning's as "Failed actions") is capped at ``max_tokens`` tokens. Whitespace
+    is joined as shown (a newline inside a field becomes a space).
     """
     source = " ".join(entry.source_observation.split())
     if len(source) + 2 > source_chars:
         source = source[: max(source_chars - 3, 0)].rstrip() + "…" if source_chars > 0 else ""
     guidance = entry.guidance
-    if entry.actions:
-        guidance += " Actions: " + "; ".join(entry.actions)
+    if entry.actions:  # a warning's actions are what went wrong: never shown as a list to follow
+        guidance += (" Failed actions: " if entry.kind == "warning" else " Actions: ") + "; ".join(entry.actions)
     outcome = "success" if entry.outcome.success else "failure"
     shown_source = [(LABEL, " | source: "), ("source_observation", quote(source))] if source else []
     return [
