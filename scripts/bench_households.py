@@ -16,8 +16,10 @@ that say which item is about this room (``agent/targets.py``). Arms, all greedy 
   round 1) with ``sft-bank`` online from an empty bank (``sft-bank-online``: the bank grows from its own
   episodes, wave by wave) and with ``sft-none``; ``OUT/online.md`` says whether the stream's second half beats
   its first (Fisher) and ``sft-none`` on the same tasks (exact McNemar);
-- ``--grpo`` adds ``grpo-bank`` (GRPO from ``sft-bank`` with the same bank, which does not grow) and
-  ``grpo-none`` (GRPO from ``sft-none``), trained on the training households.
+- ``--grpo`` adds ``grpo-bank`` (GRPO from ``sft-bank``) and ``grpo-none`` (GRPO from ``sft-none``), trained
+  on the practice games (16 more rooms, neither SFT's nor held out: ``practice_games``): ``grpo-bank``
+  retrieves there from a practice bank built from the practice rooms' visits (it does not grow), and is
+  evaluated, like every bank arm, with the panel's bank.
 
 Every bank arm retrieves from the one bank. ``--small`` uses ``tiny-warm`` policies (~1M parameters, trained
 from scratch here) at the quickstart's recipe (docs/training.md, "The quickstart's recipe": one entry shown, no
@@ -49,11 +51,13 @@ import yaml
 from tqdm import tqdm
 
 from expbank.envs.alfworld.households import (
+    PRACTICE_HOUSEHOLDS,
     STEP_LIMIT,
     Recipe,
     no_memory_ceiling,
     stream_task_ids,
     write_households,
+    write_practice,
 )
 from expbank.training.evaluation import households, report, stats
 
@@ -89,6 +93,7 @@ def render(args: argparse.Namespace) -> dict:
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share")
+GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate")  # kept in OUT/grpo/options.json
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0}  # a folder made before they existed used these
 
 
@@ -214,7 +219,10 @@ def main() -> None:
     parser.add_argument("--sft-steps", type=int, default=None, help="SFT optimiser steps per policy "
                         "(default: 600 tiny-warm steps with --small, 50 for SmolLM2)")
     parser.add_argument("--sft-learning-rate", type=float, default=1e-3, help="tiny-warm's (with --small)")
-    parser.add_argument("--grpo-steps", type=int, default=8)
+    parser.add_argument("--grpo-steps", type=int, help="default 64 with --small, else 8")
+    parser.add_argument("--grpo-tasks", type=int, help="GRPO tasks per step, 8 samples each (default 4 with "
+                        "--small, else 2)")
+    parser.add_argument("--grpo-learning-rate", type=float, help="default 5e-5 with --small, else 1e-5")
     parser.add_argument("--model", default="smollm2-135m", help="the pretrained policy without --small")
     parser.add_argument("--train-households", type=int, default=Recipe.train_households)
     parser.add_argument("--k", type=int, default=None, help="entries shown (default: 1 with --small, else 2)")
@@ -234,6 +242,10 @@ def main() -> None:
         parser.error("--other-rooms-share and --empty-share train tiny-warm policies: add --small")
     args.sft_steps = args.sft_steps or (600 if args.small else 50)
     args.k = args.k or (1 if args.small else 2)
+    # --small: the best GRPO budget measured at seed 2 (docs/benchmarks.md, "GRPO in practice rooms")
+    args.grpo_steps = args.grpo_steps or (64 if args.small else 8)
+    args.grpo_tasks = args.grpo_tasks or (4 if args.small else 2)
+    args.grpo_learning_rate = args.grpo_learning_rate or (5e-5 if args.small else 1e-5)
     args.system = args.system or ("none" if args.small else "full")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -241,7 +253,7 @@ def main() -> None:
     stages = Stages(out)
     recipe = Recipe(seed=args.seed, train_households=args.train_households)
     # games, visits, bank, [train transcripts], policies, arms, [GRPO runs and their arms]
-    total = 3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + 4 * args.grpo + 2 * args.online
+    total = 3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + 7 * args.grpo + 2 * args.online
     bar = tqdm(total=total, desc="households", unit="stage")
 
     def step(name: str, output: Path, work: Callable[[], object]) -> Path:
@@ -282,13 +294,28 @@ def main() -> None:
                  "bank-norecon": ("bank-norecon", {**bank_memory, "reconstruct": False}),
                  "bank-sourcerandom": ("sft-bank", {**bank_memory, "source": "random", "source_chars": 200})}
         plan += SMALL_COMPARISONS
-    if args.grpo:
-        for name, start, memory in (("grpo-bank", "sft-bank", bank_memory), ("grpo-none", "sft-none", {"mode": "none"})):
-            train_cfg = {"split": "train", "steps": args.grpo_steps, "tasks_per_step": 2, "group_size": 8,
-                         "learning_rate": 2e-4 if args.small else 1e-5, "lora": {"enabled": not args.small},
-                         "micro_batch_size": 8, "max_length": 1536, "checkpoint": {"every": args.grpo_steps},
+    if args.grpo:  # on the practice games: rooms neither SFT nor the panel uses (see practice_games)
+        (out / "grpo").mkdir(exist_ok=True)
+        keep_options(out / "grpo", {key: getattr(args, key) for key in GRPO_OPTIONS})
+        practice = step("practice games", out / "practice" / "COMPLETE",
+                        lambda: write_practice(out / "practice", recipe)).parent
+        practice_visits = step("collect practice visits", out / "trajectories" / "practice-visits.jsonl",
+                               lambda: expbank("collect", "--env", "alfworld", "--split", "visits", "--data",
+                                               str(practice), "--policy", "expert", "--workers", "2", "--max-steps",
+                                               str(STEP_LIMIT), "--out",
+                                               str(out / "trajectories" / "practice-visits.jsonl")))
+        practice_bank = step("practice bank", out / "practice-bank" / "manifest.json", lambda: expbank(
+            "bank", "build", str(practice_visits), "--out", str(out / "practice-bank"))).parent
+        for name, start, memory, trained_with in (
+                ("grpo-bank", "sft-bank", bank_memory, {**bank_memory, "bank": str(practice_bank)}),
+                ("grpo-none", "sft-none", {"mode": "none"}, {"mode": "none"})):
+            train_cfg = {"split": "train", "steps": args.grpo_steps, "tasks_per_step": args.grpo_tasks,
+                         "group_size": 8, "learning_rate": args.grpo_learning_rate,
+                         "lora": {"enabled": not args.small}, "micro_batch_size": 8, "max_length": 1536,
+                         "checkpoint": {"every": args.grpo_steps},
                          "bank": {"update_every": 0}}  # the arms retrieve from the bank built before training
-            config = write_yaml(out / f"{name}.yaml", eval_config(args, games, policies[start], memory, 0.7, train_cfg))
+            config = write_yaml(out / f"{name}.yaml",
+                                eval_config(args, practice, policies[start], trained_with, 0.7, train_cfg))
             last = out / "grpo" / name / "checkpoints" / f"step-{args.grpo_steps:05d}" / "model"
             step(f"train {name}", last, lambda c=config, n=name: expbank("train", str(c), f"run.dir={out / 'grpo' / n}"))
             policies[name] = {"model": last} if args.small else {"model": args.model, "adapter": last}
@@ -321,6 +348,8 @@ def main() -> None:
                              else args.model, "sft_steps": args.sft_steps, "k": args.k, "system": args.system,
                              "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
                              "constructed_panel": True}
+    if args.grpo:  # the GRPO arms also trained in the practice rooms
+        summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, PRACTICE_HOUSEHOLDS)
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",

@@ -14,8 +14,10 @@ from expbank.envs.alfworld.households import (
     household_games,
     households,
     no_memory_ceiling,
+    practice_games,
     walkthrough,
     write_households,
+    write_practice,
 )
 
 SMALL = Recipe(seed=3, train_households=3, held_out_households=2, foods=2, dev_games=2, moved_rounds=1)
@@ -91,6 +93,24 @@ def test_the_moved_stream_differs_from_the_unmoved_one_by_the_food_places_alone(
     assert [g for g in games if g.split not in ("moved", "unmoved")] == without
 
 
+def test_practice_games_are_in_rooms_of_their_own_and_the_family_is_unchanged():
+    """GRPO's games: rooms that are neither training nor held-out households (so only their visits say where
+    a food is), with their own visits; drawing them changes none of the family's households."""
+    recipe = Recipe(seed=2)
+    homes = households(recipe)
+    practice = practice_games(recipe)
+    assert Counter(g.split for g in practice) == {"train": 96, "visits": 96}
+    rooms = {g.scene.number for g in practice}
+    assert len(rooms) == 16 and not rooms & {h.number for h in homes}
+    assert not {g.scene.receptacles for g in practice} & {h.scene.receptacles for h in homes}
+    assert households(recipe) == homes and practice_games(recipe) == practice  # seeded, family untouched
+    visits = {(g.scene.number, g.task.obj): g for g in practice if g.split == "visits"}
+    for game in (g for g in practice if g.split == "train"):  # a visit walks to where the game finds the food
+        assert game.walkthrough[:-2] == visits[game.scene.number, game.task.obj].walkthrough[:-2]
+    with_practice = no_memory_ceiling(recipe, practice=16)
+    assert with_practice["games"] == 48 and with_practice["rate"] <= 0.40
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_the_best_no_memory_policy_stays_at_or_below_40_percent(seed):
     ceiling = no_memory_ceiling(Recipe(seed=seed))
@@ -116,6 +136,15 @@ def test_walkthroughs_win_on_the_real_engine_and_no_game_is_won_at_reset(tmp_pat
                 max_steps=STEP_LIMIT, progress=False)
         episodes = list(read_episodes(tmp_path / f"{split}.jsonl"))
         assert episodes and all(e.success and e.num_steps <= STEP_LIMIT for e in episodes)
+    practice = write_practice(tmp_path / "practice", SMALL, count=2)  # 2 rooms x 2 foods a split
+    played = Counter()
+    for split in ("train", "dev", "visits"):  # no dev folder: the loader keeps every DEV_EVERY-th train game
+        collect("alfworld", split, "expert", tmp_path / f"practice-{split}.jsonl", data_dir=str(practice),
+                workers=1, max_steps=STEP_LIMIT, progress=False)
+        episodes = list(read_episodes(tmp_path / f"practice-{split}.jsonl"))
+        assert all(e.success and e.num_steps <= STEP_LIMIT for e in episodes)
+        played[split == "visits"] += len(episodes)
+    assert played == {False: 4, True: 4}
 
 
 def test_critique_targets_name_the_own_rooms_entry_and_the_other_rooms_arm_never_shows_one(small_bank, tmp_path):

@@ -26,6 +26,9 @@ Splits (:func:`household_games`):
   rounds); ``unmoved`` has the same tasks in the same order with the same distractors and every food where it
   always was, so the two splits differ by the move alone.
 
+GRPO plays :func:`practice_games`, a data folder of its own: 16 more rooms, neither trained in by SFT nor
+held out, with their own ``train`` and ``visits`` splits.
+
 So a policy without memory cannot know a held-out household's placements, and a bank built from the visits
 can. :func:`no_memory_ceiling` is the best any policy computable from the training households does on the
 held-out panel (it ranks places by how often the food was kept there in training households). Everything is
@@ -36,7 +39,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from expbank.envs.alfworld.authoring import Scene, Task
@@ -185,6 +188,45 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
     return games
 
 
+PRACTICE_HOUSEHOLDS = 16
+
+
+def practice_households(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS) -> list[Household]:
+    """``count`` more rooms, drawn after the family's own (the same draws continued, so the family's households
+    are unchanged and every practice room's layout differs from theirs)."""
+    family = recipe.train_households + recipe.held_out_households
+    return households(replace(recipe, held_out_households=recipe.held_out_households + count))[family:]
+
+
+def practice_games(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS) -> list[FamilyGame]:
+    """GRPO's games, a family of their own (``write_practice``): ``count`` rooms no SFT record was made in
+    (:func:`practice_households`), in ``train`` (each food into the garbage can) and ``visits`` (each food
+    carried to a surface: the practice bank's source). The folder has no ``dev`` split, so ALFWorld's loader
+    keeps every ``DEV_EVERY``-th ``train`` game as ``dev`` (``envs/alfworld/games.list_games``).
+
+    In the training households a bank policy can win from what it remembers of the room (it was trained there),
+    so GRPO would reward ignoring the block; in rooms it never saw only the retrieved entry says where the food
+    is, as on the held-out panel, so the reward credits reading it. No held-out household appears.
+    """
+    rng = random.Random(recipe.seed + 4)  # its own draws: the households family stays as it was
+    games: list[FamilyGame] = []
+    for home in practice_households(recipe, count):
+        for food in FOODS[:recipe.foods]:
+            for split, target in (("train", TARGET), ("visits", rng.choice(_surface_targets(home, food)))):
+                trial = f"trial_H{home.number}_{split[:2]}{sum(g.split == split for g in games):03d}"
+                games.append(FamilyGame(split, trial, home.scene, Task("pick_and_place_simple", food, target),
+                                        walkthrough(home, food, target)))
+    return games
+
+
+def write_practice(root: Path, recipe: Recipe = Recipe(), count: int = PRACTICE_HOUSEHOLDS,
+                   progress: bool = False) -> Path:
+    """Write :func:`practice_games` under ``root`` (a data folder of its own)."""
+    return write_family(Path(root), practice_games(recipe, count),
+                        {"family": "households-practice", "rooms": count, **asdict(recipe)}, progress,
+                        desc="practice games")
+
+
 def stream_task_ids(recipe: Recipe, split: str = "stream") -> list[str]:
     """A stream split's task ids in stream order (round by round: ``stream``, ``moved`` or ``unmoved``), for
     ``panel.task_ids`` of an online evaluation with ``memory.online_order: panel`` (a split lists its task ids
@@ -222,18 +264,20 @@ def _look_cost(scene: Scene, index: int) -> int:
     return 2 if scene.receptacles[index].endswith("*") else 1
 
 
-def no_memory_ceiling(recipe: Recipe) -> dict:
+def no_memory_ceiling(recipe: Recipe, practice: int = 0) -> dict:
     """The best no-memory policy computable from the training households, played out on the held-out panel.
 
     For each food it ranks the receptacles (``"drawer 1"``) by how often the training households kept that
     food there (ties: cheapest look first, then name); in a held-out room it looks at the room's receptacles
     in that order while the step limit still leaves the three steps a find needs (take, go, put). The returned
     ``rate`` is the share of held-out games it wins: no policy trained only on training households can know
-    more about a held-out room than these frequencies.
+    more about a held-out room than these frequencies. ``practice``: count that many practice rooms
+    (:func:`practice_households`, GRPO's) as training households too.
     """
     homes = households(recipe)
     foods = FOODS[:recipe.foods]
     training, held_out = homes[:recipe.train_households], homes[recipe.train_households:]
+    training += practice_households(recipe, practice) if practice else []
     frequency = {food: Counter(home.place(food) for home in training) for food in foods}
     won = 0
     for home in held_out:
