@@ -70,6 +70,17 @@ def expbank(*args: str) -> None:
     subprocess.run(["expbank", *args], check=True)
 
 
+def expert_episodes(data: Path, split: str, out: Path) -> None:
+    """``expbank collect`` of the expert's walkthroughs of ``split`` (2 workers, the family's step limit)."""
+    expbank("collect", "--env", "alfworld", "--split", split, "--data", str(data), "--policy", "expert",
+            "--workers", "2", "--max-steps", str(STEP_LIMIT), "--out", str(out))
+
+
+def build_bank(trajectories: Path, folder: Path) -> None:
+    """``expbank bank build`` with the rule summariser: the normal pipeline."""
+    expbank("bank", "build", str(trajectories), "--out", str(folder))
+
+
 class Stages:
     """Runs each stage once: a stage whose output exists is skipped; wall times accumulate in timings.json."""
 
@@ -263,16 +274,12 @@ def main() -> None:
         return done
 
     games = step("games", out / "games" / "COMPLETE", lambda: write_households(out / "games", recipe)).parent
-    visits = step("collect visits", out / "trajectories" / "visits.jsonl", lambda: expbank(
-        "collect", "--env", "alfworld", "--split", "visits", "--data", str(games), "--policy", "expert",
-        "--workers", "2", "--max-steps", str(STEP_LIMIT), "--out", str(out / "trajectories" / "visits.jsonl")))
+    visits = step("collect visits", out / "trajectories" / "visits.jsonl",
+                  lambda: expert_episodes(games, "visits", out / "trajectories" / "visits.jsonl"))
     train = out / "trajectories" / "train.jsonl"  # tiny-warm collects its own transcripts
     if not args.small:
-        step("collect train", train, lambda: expbank(
-            "collect", "--env", "alfworld", "--split", "train", "--data", str(games), "--policy", "expert",
-            "--workers", "2", "--max-steps", str(STEP_LIMIT), "--out", str(train)))
-    bank = step("bank", out / "bank" / "manifest.json", lambda: expbank(
-        "bank", "build", str(visits), "--out", str(out / "bank"))).parent
+        step("collect train", train, lambda: expert_episodes(games, "train", train))
+    bank = step("bank", out / "bank" / "manifest.json", lambda: build_bank(visits, out / "bank")).parent
     bank_memory = {"mode": "bank", "bank": str(bank)}
 
     def policy(name: str, memory: dict) -> dict:
@@ -300,12 +307,10 @@ def main() -> None:
         practice = step("practice games", out / "practice" / "COMPLETE",
                         lambda: write_practice(out / "practice", recipe)).parent
         practice_visits = step("collect practice visits", out / "trajectories" / "practice-visits.jsonl",
-                               lambda: expbank("collect", "--env", "alfworld", "--split", "visits", "--data",
-                                               str(practice), "--policy", "expert", "--workers", "2", "--max-steps",
-                                               str(STEP_LIMIT), "--out",
-                                               str(out / "trajectories" / "practice-visits.jsonl")))
-        practice_bank = step("practice bank", out / "practice-bank" / "manifest.json", lambda: expbank(
-            "bank", "build", str(practice_visits), "--out", str(out / "practice-bank"))).parent
+                               lambda: expert_episodes(practice, "visits",
+                                                       out / "trajectories" / "practice-visits.jsonl"))
+        practice_bank = step("practice bank", out / "practice-bank" / "manifest.json",
+                             lambda: build_bank(practice_visits, out / "practice-bank")).parent
         for name, start, memory, trained_with in (
                 ("grpo-bank", "sft-bank", bank_memory, {**bank_memory, "bank": str(practice_bank)}),
                 ("grpo-none", "sft-none", {"mode": "none"}, {"mode": "none"})):

@@ -142,6 +142,13 @@ def _surface_targets(household: Household, food: str) -> list[str]:
     return sorted({r for r in household.scene.receptacles if r in SURFACES and r != here})
 
 
+def _add_game(games: list[FamilyGame], split: str, home: Household, food: str, target: str) -> None:
+    """Append the game of carrying ``food`` to ``target`` in ``home``, its trial named by room, split and count."""
+    trial = f"trial_H{home.number}_{split[:2]}{sum(g.split == split for g in games):03d}"
+    games.append(FamilyGame(split, trial, home.scene, Task("pick_and_place_simple", food, target),
+                            walkthrough(home, food, target)))
+
+
 def household_games(recipe: Recipe) -> list[FamilyGame]:
     """Every game of the family (see the module docstring for the splits)."""
     rng = random.Random(recipe.seed + 1)
@@ -150,41 +157,36 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
     training = homes[:recipe.train_households]
     games: list[FamilyGame] = []
 
-    def add(split: str, home: Household, food: str, target: str) -> None:
-        trial = f"trial_H{home.number}_{split[:2]}{sum(g.split == split for g in games):03d}"
-        games.append(FamilyGame(split, trial, home.scene, Task("pick_and_place_simple", food, target),
-                                walkthrough(home, food, target)))
-
     visit_targets = {}
     for home in homes:
         for food in foods:
             visit_targets[home.number, food] = rng.choice(_surface_targets(home, food))
     for home in training:
         for food in foods:
-            add("train", home, food, TARGET)
+            _add_game(games, "train", home, food, TARGET)
     pairs = [(home, food) for home in training for food in foods]
     for home, food in rng.sample(pairs, min(recipe.dev_games, len(pairs))):
         others = [t for t in _surface_targets(home, food) if t != visit_targets[home.number, food]]
-        add("dev", home, food, rng.choice(others or _surface_targets(home, food)))
+        _add_game(games, "dev", home, food, rng.choice(others or _surface_targets(home, food)))
     for home in homes[recipe.train_households:]:
         for food in foods:
-            add("valid_unseen", home, food, TARGET)
+            _add_game(games, "valid_unseen", home, food, TARGET)
     for home in homes:
         for food in foods:
-            add("visits", home, food, visit_targets[home.number, food])
+            _add_game(games, "visits", home, food, visit_targets[home.number, food])
     stream_rng = random.Random(recipe.seed + 2)  # its own draws: the other splits stay as they were
     held_out = [(home, food) for home in homes[recipe.train_households:] for food in foods]
     for _ in range(recipe.stream_rounds):
         for home, food in stream_rng.sample(held_out, len(held_out)):
-            add("stream", _rearranged(home, stream_rng), food, TARGET)
+            _add_game(games, "stream", _rearranged(home, stream_rng), food, TARGET)
     move_rng = random.Random(recipe.seed + 3)  # its own draws again
     new_places = {home.number: _moved_places(home, move_rng)
                   for home in homes[recipe.train_households:]} if recipe.moved_rounds else {}
     for _ in range(recipe.moved_rounds):
         for home, food in move_rng.sample(held_out, len(held_out)):
             shown = _rearranged(home, move_rng)
-            add("unmoved", shown, food, TARGET)
-            add("moved", _with_places(shown, new_places[home.number]), food, TARGET)
+            _add_game(games, "unmoved", shown, food, TARGET)
+            _add_game(games, "moved", _with_places(shown, new_places[home.number]), food, TARGET)
     return games
 
 
@@ -212,10 +214,8 @@ def practice_games(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS) -> list[Fam
     games: list[FamilyGame] = []
     for home in practice_households(recipe, count):
         for food in FOODS[:recipe.foods]:
-            for split, target in (("train", TARGET), ("visits", rng.choice(_surface_targets(home, food)))):
-                trial = f"trial_H{home.number}_{split[:2]}{sum(g.split == split for g in games):03d}"
-                games.append(FamilyGame(split, trial, home.scene, Task("pick_and_place_simple", food, target),
-                                        walkthrough(home, food, target)))
+            _add_game(games, "train", home, food, TARGET)
+            _add_game(games, "visits", home, food, rng.choice(_surface_targets(home, food)))
     return games
 
 
