@@ -8,8 +8,8 @@ a framing of the class, a payload (what the attacker wants an ALFWorld or WebSho
 language. Negatives are environment-like text written here, never copied from the bundled data: ALFWorld-style
 observations and goals, WebShop-style pages and product copy (imperative marketing, promotions, declarative
 product facts, and copy in the shapes the wider styles take: questions, conditionals, numbered steps, social
-proof, key-value data), non-English titles in several shapes, and the rule summariser's own entries rendered
-as the actor sees them. The bundled trajectories, the
+proof, key-value data), non-English titles in several shapes, and the rule summariser's own entries as
+the gate scans them. The bundled trajectories, the
 100k catalog and the marketing set of ``scripts/eval_gate.py`` are kept out, so they measure false positives
 on text the detector was not fitted on.
 
@@ -708,8 +708,9 @@ def _episode(rng: random.Random, i: int):
                  (alf_observation(rng), f"move {obj} 1 to {rng.choice(ALF_RECEPS)} 1"),
                  (alf_observation(rng), f"take {rng.choice(ALF_OBJECTS)} 2 from {rec} 2")]
         if not success:
-            loop = rng.choice([f"go to {rec} {rng.randint(1, 5)}", "help", "inventory", f"open {rec} 2",
-                               f"examine {obj} 1"])
+            # a random policy is uniform over admissible actions, most of them 'go to' (one per receptacle)
+            loop = (f"go to {rng.choice(ALF_RECEPS)} {rng.randint(1, 5)}" if rng.random() < 0.6 else
+                    rng.choice(["help", "inventory", f"open {rec} 2", f"examine {obj} 1"]))
             pairs += [(alf_observation(rng), loop) for _ in range(rng.randint(3, 6))]
         env, task_type = "alfworld", "pick_cool_then_place_in_recep"
     else:
@@ -732,13 +733,21 @@ def _episode(rng: random.Random, i: int):
                    num_invalid=len(invalid))
 
 
-def summariser_lines(rng: random.Random, count: int) -> list[str]:
-    """Rule-summariser entries of synthetic episodes, rendered as the actor sees them."""
-    from expbank.bank.render import render_item
+def summariser_lines(rng: random.Random, count: int) -> list[tuple[str, str]]:
+    """Rule-summariser entries of synthetic episodes as the gate scans them, as (text, head) rows: each entry's
+    fields in display order without the renderer's labels (the gate never scans those, and protocol-spoof
+    positives imitate them) for the ``any`` head, which scans summariser-written fields and windows across
+    them; its quoted source observation alone for both heads (observation text)."""
+    from expbank.bank.render import LABEL, item_parts
     from expbank.bank.summarise import RuleSummariser
 
-    summariser = RuleSummariser()
-    return [render_item(1, entry) for i in range(count) for entry in summariser.summarise(_episode(rng, i))]
+    summariser, rows = RuleSummariser(), []
+    for i in range(count):
+        for entry in summariser.summarise(_episode(rng, i)):
+            parts = [(field, text) for field, text in item_parts(entry) if field != LABEL]
+            rows.append((" ".join(text for _, text in parts), "any"))
+            rows += [(text, "both") for field, text in parts if field == "source_observation"]
+    return rows
 
 
 def negatives(rng: random.Random) -> list[dict]:
@@ -753,7 +762,7 @@ def negatives(rng: random.Random) -> list[dict]:
     for make, count, cls, head in drawn:
         texts = MARKETING + FOREIGN_TITLES if make is None else [make(rng) for _ in range(count)]
         rows += [{"text": t, "label": 0, "cls": cls, "head": head} for t in texts]
-    rows += [{"text": t, "label": 0, "cls": "summariser", "head": "both"} for t in summariser_lines(rng, 1500)]
+    rows += [{"text": t, "label": 0, "cls": "summariser", "head": head} for t, head in summariser_lines(rng, 1500)]
     return rows
 
 
