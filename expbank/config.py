@@ -238,6 +238,11 @@ class LivingBankConfig(Section):
         "laplace", description="Pruning: compare `prune_threshold` with the Laplace utility, or with `recent`, "
         "a success rate weighted to recent episodes (r <- r/2 + outcome/2), which retires an entry that stopped "
         "being true after 2 failures where Laplace needs 14 after 5 successes.")
+    retire_disproved: bool = Field(
+        False, description="Retire a take fact (where an object lay) an episode disproved as its entries are "
+        "written: the episode acted on the entry, and saw the place without the object in the entry's room, or "
+        "took the object from another place in the same situation (a room rearranged). Direct evidence, where "
+        "pruning waits for failures.")
 
     @model_validator(mode="after")
     def _llm_summariser_has_a_server(self) -> LivingBankConfig:

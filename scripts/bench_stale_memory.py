@@ -23,9 +23,12 @@ under ``--out`` that resumes:
      level to reach; ``no-move-frozen``: the stale bank, frozen, on ``unmoved`` (what it was worth);
    - ``online-prune-followed`` and ``no-move-followed``: the same with ``memory.online_credit: followed``
      (an episode credits only the entries whose actions it took, not every entry it was shown).
+   - ``online-disproved`` and ``no-move-disproved``: online with ``followed`` credit, no pruning, and
+     ``train.bank.retire_disproved`` (an entry is retired when an episode went where it said the food lay
+     and saw the place without it, or took the food elsewhere).
 
-Prints success per round and over the stream's last half per arm, and the entries pruning retired with
-their utility; writes ``summary.json``, ``report.md`` and ``rounds.png`` in ``--out``.
+Prints success per round and over the stream's last half per arm, and the entries pruning or disproof
+retired with their utility; writes ``summary.json``, ``report.md`` and ``rounds.png`` in ``--out``.
 """
 
 from __future__ import annotations
@@ -50,20 +53,23 @@ from expbank.training.evaluation.evaluate import evaluate
 from expbank.training.runs import write_json
 from expbank.trajectory import read_episodes
 
-ARMS = {  # name: (split, online, prune_by: None for no pruning, memory.online_credit)
-    "frozen": ("moved", False, None, "shown"),
-    "online": ("moved", True, None, "shown"),
-    "online-prune-laplace": ("moved", True, "laplace", "shown"),
-    "online-prune": ("moved", True, "recent", "shown"),
-    "no-move": ("unmoved", True, "recent", "shown"),
-    "no-move-frozen": ("unmoved", False, None, "shown"),
-    "online-prune-followed": ("moved", True, "recent", "followed"),
-    "no-move-followed": ("unmoved", True, "recent", "followed"),
+ARMS = {  # name: (split, online, prune_by: None for no pruning, memory.online_credit, retire_disproved)
+    "frozen": ("moved", False, None, "shown", False),
+    "online": ("moved", True, None, "shown", False),
+    "online-prune-laplace": ("moved", True, "laplace", "shown", False),
+    "online-prune": ("moved", True, "recent", "shown", False),
+    "no-move": ("unmoved", True, "recent", "shown", False),
+    "no-move-frozen": ("unmoved", False, None, "shown", False),
+    "online-prune-followed": ("moved", True, "recent", "followed", False),
+    "no-move-followed": ("unmoved", True, "recent", "followed", False),
+    "online-disproved": ("moved", True, None, "followed", True),
+    "no-move-disproved": ("unmoved", True, None, "followed", True),
 }
 
 
 def arm_tree(args: argparse.Namespace, games: Path, url: str, split: str, bank: str, run: Path, online: bool,
-             prune_by: str | None, task_ids: list[str], credit: str = "shown") -> dict[str, Any]:
+             prune_by: str | None, task_ids: list[str], credit: str = "shown",
+             disproved: bool = False) -> dict[str, Any]:
     memory = {"mode": "bank", "k": args.k, "bank": bank}
     if online:
         memory |= {"online": True, "online_order": "panel", "online_credit": credit}
@@ -75,6 +81,8 @@ def arm_tree(args: argparse.Namespace, games: Path, url: str, split: str, bank: 
     if prune_by:  # online arms prune every wave
         tree["train"] = {"bank": {"prune_every": 1, "prune_by": prune_by, "prune_min_uses": args.prune_min_uses,
                                   "prune_threshold": args.prune_threshold}}
+    if disproved:
+        tree.setdefault("train", {}).setdefault("bank", {})["retire_disproved"] = True
     return tree
 
 
@@ -157,9 +165,9 @@ def main() -> None:
         before_ids = stream_task_ids(recipe)
         before = args.out / "before"
         run_arm(arm_tree(args, games, url, "stream", str(source), before, True, None, before_ids), "before")
-        for name, (split, online, prune_by, credit) in ARMS.items():
+        for name, (split, online, prune_by, credit, disproved) in ARMS.items():
             run_arm(arm_tree(args, games, url, split, str(before / "bank"), args.out / name, online, prune_by,
-                             stream_task_ids(recipe, split), credit), name)
+                             stream_task_ids(recipe, split), credit, disproved), name)
 
     rooms = {room_of(task) for task in before_ids}
     before_rounds = per_round(before, before_ids, pairs)
@@ -178,18 +186,21 @@ def main() -> None:
              f"{pairs} (household, food) pairs a round; before the move, {args.before_rounds} online rounds from the "
              f"visits' bank, unpruned: success per round {before_rounds}. Stale bank at the move: "
              f"{summary['stale_bank']}.", "",
-             "| arm | split | online | pruning | credit | success per round after the move (%) | last half |",
-             "|---|---|---|---|---|---|---|"]
+             "| arm | split | online | pruning | credit | retire disproved | success per round after the move (%) | "
+             "last half |", "|---|---|---|---|---|---|---|---|"]
     for name, values in rounds.items():
-        split, online, prune_by, credit = ARMS[name]
+        split, online, prune_by, credit, disproved = ARMS[name]
         lines.append(f"| {name} | {split} | {'yes' if online else 'no'} | {prune_by or '-'} | "
-                     f"{credit if online else '-'} | {values} | {last_half[name]} |")
+                     f"{credit if online else '-'} | {'yes' if disproved else '-'} | {values} | "
+                     f"{last_half[name]} |")
     for name in ARMS:
         gone = summary["retired"][name]
         if gone:
-            lines += ["", f"{name}: {len(gone)} entries retired; first ones:"]
+            disproved = sum(g["reason"].startswith("disproved") for g in gone)
+            lines += ["", f"{name}: {len(gone)} entries retired ({disproved} disproved); first ones:"]
             lines += [f"- wave {g['wave']}: uses {g['uses']}, successes {g['successes']}, utility {g['utility']}, "
-                      f"recent {g['recent']}: {g['situation'][:90]}" for g in gone[:6]]
+                      f"recent {g['recent']}, ending {(g.get('actions') or ['-'])[-1]!r}: {g['reason'][:100]}"
+                      for g in gone[:6]]
     (args.out / "report.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 
 import pytest
-from bank_data import alf_transform, web_success
+from bank_data import alf_transform, episode, web_success
 
-from expbank.bank.curation import credit, credit_episode, prune
+from expbank.bank.curation import credit, credit_episode, prune, retire_disproved
 from expbank.bank.entry import Entry, Outcome, Stats
 from expbank.bank.store import Bank, BankError
 from expbank.bank.summarise import RuleSummariser
@@ -136,6 +136,95 @@ def test_followed_credit_goes_only_to_entries_whose_actions_the_episode_took(new
     assert (bank.get(acted.id).stats.uses, bank.get(passed.id).stats.uses) == (2, 1)
     with pytest.raises(ValueError, match="credit rule"):
         credit_episode(bank, episode, "all")
+
+
+HOUSE = ("You are in the middle of a room. Looking quickly around you, you see a desk 1, a drawer 1, a shelf 2, "
+         "a shelf 1, and a garbagecan 1.\n\nYour task is to: {goal}")
+LOOKALIKE = HOUSE.replace("a drawer 1,", "a drawer 2, a drawer 1,")
+
+
+def _carry(food: str, where: str | None, room: str = HOUSE, task_id: str = "v0", looks: tuple[str, ...] = (),
+           success: bool = True, split: str = "visits", seen: dict[int, str] | None = None):
+    """An episode that looks in ``looks``, then (``where`` given) takes ``food`` there and, on success, bins
+    it; ``seen`` replaces the observations after given steps."""
+    goal = f"put a {food} in garbagecan."
+    actions = [f"go to {place}" for place in looks]
+    if where:
+        actions += [f"go to {where}", f"take {food} 1 from {where}"]
+        actions += ["go to garbagecan 1", f"move {food} 1 to garbagecan 1"] if success else ["go to garbagecan 1"]
+    observations = [room.format(goal=goal)] + [(seen or {}).get(t, f"You see step {t}.") for t in range(len(actions) - 1)]
+    return episode("alfworld", "pick_and_place_simple", goal, list(zip(observations, actions, strict=True)), success,
+                   task_id=task_id, split=split)
+
+
+def _find(bank: Bank, take: str) -> Entry:
+    return next(e for e in bank.entries() if e.kind == "strategy" and e.actions[-1] == take)
+
+
+def test_retire_disproved_when_an_episode_found_the_object_elsewhere(new_bank):
+    """The room was rearranged: an episode acted on "the apple is on desk 1", found it on shelf 2. Only that
+    entry goes, not the bread's (another object), the look-alike room's (another situation), nor a pinned one."""
+    bank = new_bank()
+    summarise = RuleSummariser().summarise
+    for i, (food, where, room) in enumerate([("apple", "desk 1", HOUSE), ("bread", "shelf 1", HOUSE),
+                                            ("apple", "desk 1", LOOKALIKE)]):
+        bank.add(summarise(_carry(food, where, room, task_id=f"v{i}")))
+    stale, bread = _find(bank, "take apple 1 from desk 1"), _find(bank, "take bread 1 from shelf 1")
+    lookalike = next(e for e in bank.entries() if e.actions[-1] == "take apple 1 from desk 1" and e.id != stale.id
+                     and e.kind == "strategy")
+    assert bank.same_situation(stale.id, lookalike.id) is False  # the rooms differ by a drawer
+    moved = _carry("apple", "shelf 2", looks=("desk 1", "shelf 1"), success=False, task_id="s0", split="stream")
+    moved.steps[0].retrieved = [stale.id, lookalike.id, bread.id]  # went to desk 1: acted on both desk entries
+    moved.steps[1].retrieved = [bread.id]  # went to shelf 1: acted on the bread's entry
+    written = summarise(moved)
+    report = bank.add(written)
+    fresh = _find(bank, "take apple 1 from shelf 2")
+    assert bank.same_situation(stale.id, fresh.id)
+    removals = retire_disproved(bank, moved, written, report)
+    assert [r.id for r in removals] == [stale.id]
+    assert f"(entry {fresh.id})" in removals[0].reason and "not desk 1" in removals[0].reason
+    assert bank.get(stale.id) is None and bank.get(bread.id) and bank.get(lookalike.id)
+    assert bank.log()[-1]["event"] == "disproved"
+
+    def write(episode):
+        written = summarise(episode)
+        return retire_disproved(bank, episode, written, bank.add(written))
+
+    again = _carry("apple", "shelf 2", task_id="s1", split="stream")
+    again.steps[0].retrieved = [fresh.id]
+    assert write(again) == []  # it took the apple where the entry said
+    back = _carry("apple", "desk 1", looks=("shelf 2",), task_id="s2", split="stream")
+    back.steps[0].retrieved = [fresh.id]
+    bank.update(fresh.id, "pin", pinned=True)
+    assert write(back) == []
+    assert bank.get(fresh.id) is not None
+    bank.update(fresh.id, "unpin", pinned=False)
+    back.episode_id += "-again"
+    assert [r.id for r in write(back)] == [fresh.id]
+
+
+def test_retire_disproved_when_an_episode_saw_the_place_without_the_object(new_bank):
+    """Seeing the place without the object disproves the entry in its own room only: a look-alike room's
+    episode that misapplied it says nothing about it; a place seen with the object, or closed, neither."""
+    bank = new_bank()
+    summarise = RuleSummariser().summarise
+    bank.add(summarise(_carry("apple", "drawer 1", task_id="v0")))
+    entry = _find(bank, "take apple 1 from drawer 1")
+
+    def look(room: str, seen: dict[int, str], task_id: str):
+        episode = _carry("apple", None, room, looks=("drawer 1", "shelf 1"), success=False, task_id=task_id,
+                         split="stream", seen=seen)
+        episode.steps[0].retrieved = [entry.id]
+        written = summarise(episode)
+        return retire_disproved(bank, episode, written, bank.add(written))
+
+    empty = {0: "You arrive at drawer 1. The drawer 1 is closed."}
+    assert look(HOUSE, empty, "s0") == []  # closed: nothing seen
+    assert look(HOUSE, {0: "You arrive at drawer 1. On the drawer 1, you see a apple 1, and a mug 2."}, "s1") == []
+    opened = {0: "You open the drawer 1. The drawer 1 is open. In it, you see a mug 2."}
+    assert look(LOOKALIKE, opened, "s2") == []  # another room
+    removals = look(HOUSE, opened, "s3")
+    assert [r.id for r in removals] == [entry.id] and "saw drawer 1 without apple 1" in removals[0].reason
 
 
 def test_prune_on_bank_is_logged_with_reasons(new_bank):

@@ -21,7 +21,8 @@ from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, stream_task_ids
 from expbank.training.actors.follower import Follower, remembered_places
 from expbank.trajectory import read_episodes
 
-RECIPE = Recipe(seed=3, train_households=3, held_out_households=4, foods=4, dev_games=2, stream_rounds=3)
+RECIPE = Recipe(seed=3, train_households=3, held_out_households=4, foods=4, dev_games=2, stream_rounds=3,
+                moved_rounds=1)
 PAIRS = RECIPE.held_out_households * RECIPE.foods
 WAVE = 4  # episodes per wave (run.episodes_in_flight)
 
@@ -40,13 +41,15 @@ def games(tmp_path_factory) -> Path:
     return write_households(tmp_path_factory.mktemp("households") / "games", RECIPE)
 
 
-def _config(tmp_path: Path, games: Path, url: str, run: Path, **memory) -> Path:
-    tree = {"env": {"name": "alfworld", "split": "stream", "data_dir": str(games), "max_steps": STEP_LIMIT},
-            "panel": {"task_ids": stream_task_ids(RECIPE), "seeds": [0]},
+def _config(tmp_path: Path, games: Path, url: str, run: Path, split: str = "stream", train: dict | None = None,
+            **memory) -> Path:
+    tree = {"env": {"name": "alfworld", "split": split, "data_dir": str(games), "max_steps": STEP_LIMIT},
+            "panel": {"task_ids": stream_task_ids(RECIPE, split), "seeds": [0]},
             "actor": {"backend": "openai", "model": "follower", "base_url": f"{url}/v1"},
             "memory": {"mode": "bank", "k": 2, "online": True, "online_order": "panel", "bank": "empty",
                        **memory},
-            "prompt": {"history_length": 3}, "run": {"dir": str(run), "episodes_in_flight": WAVE}}
+            "prompt": {"history_length": 3}, "run": {"dir": str(run), "episodes_in_flight": WAVE},
+            "train": train or {}}
     path = tmp_path / f"{run.name}.yaml"
     path.write_text(yaml.safe_dump(tree))
     return path
@@ -95,6 +98,32 @@ def test_the_stream_learns_from_its_own_episodes_and_reruns_the_same(games, tmp_
         again = tmp_path / "again"
         evaluate(load_config(_config(tmp_path, games, url, again)), progress=False)
     assert _rows(again) == _rows(run)  # from scratch: the same stream, apart from run_id
+
+
+def test_entries_a_moved_room_disproved_are_retired_and_true_ones_kept(games, tmp_path):
+    """The bank the stream learnt, then the rooms rearranged (``moved``) or not (``unmoved``): with
+    ``train.bank.retire_disproved`` the follower's visits to the old places retire the stale "find" entries as
+    disproved; where nothing moved nothing is retired, though the follower also misapplies look-alike rooms'
+    entries."""
+    from expbank.training.evaluation.evaluate import evaluate
+
+    retire = {"bank": {"retire_disproved": True}}
+    with Follower().served() as url:
+        learnt = tmp_path / "learnt"
+        evaluate(load_config(_config(tmp_path, games, url, learnt)), progress=False)
+        for split in ("moved", "unmoved"):
+            evaluate(load_config(_config(tmp_path, games, url, tmp_path / split, split, retire,
+                                         bank=str(learnt / "bank"), online_credit="followed")), progress=False)
+    stale = {entry.id: entry for entry in Bank.open(learnt / "bank", writable=False).entries()}
+
+    def retired(split: str) -> list[dict]:
+        lines = (tmp_path / split / "online.jsonl").read_text().splitlines()
+        return [entry for line in lines for entry in json.loads(line)["retired"]]
+
+    gone = retired("moved")
+    assert gone and all(g["reason"].startswith("disproved: ") and g["id"] in stale for g in gone)
+    assert all(stale[g["id"]].actions[-1].startswith("take ") for g in gone)
+    assert retired("unmoved") == []
 
 
 def test_a_source_bank_is_copied_never_written_and_must_not_come_from_the_stream(games, tmp_path, capsys):

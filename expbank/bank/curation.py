@@ -4,15 +4,18 @@
   ``uses += 1`` and ``successes += 1`` if the episode succeeded, however often it was shown, and its
   ``recent`` success rate moves toward the outcome.
 * Pruning applies :func:`expbank.bank.utility.plan_prune` and logs every removal.
+* :func:`retire_disproved` retires a take fact an episode disproved (it looked where the entry said).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 
-from expbank.bank.entry import now_iso
-from expbank.bank.store import Bank
+from expbank.bank.entry import Entry, now_iso
+from expbank.bank.store import AddReport, Bank, named_things
+from expbank.bank.summarise import taken
 from expbank.bank.utility import Removal, plan_prune, recent_utility
 
 log = logging.getLogger(__name__)
@@ -60,8 +63,7 @@ def credit_episode(bank: Bank, episode, rule: str = "shown") -> int:
 
 
 def _acted_on(action: str, actions: Iterable[str]) -> bool:
-    said = " ".join(action.lower().split())
-    return any(" ".join(a.lower().split()) == said for a in actions)
+    return any(_said(a) == _said(action) for a in actions)
 
 
 def credit_once(bank: Bank, episode, rule: str = "shown") -> int | None:
@@ -83,3 +85,72 @@ def prune(bank: Bank, min_uses: int = 3, threshold: float = 0.3,
         log.info("prune %s: %s", removal.id, removal.reason)
     bank.delete([r.id for r in removals], event="prune", reasons={r.id: r.reason for r in removals})
     return removals
+
+
+def retire_disproved(bank: Bank, episode, entries: Iterable[Entry], report: AddReport) -> list[Removal]:
+    """Retire the take facts ``episode`` disproved; ``entries`` are what it was summarised into and
+    ``report`` what :meth:`Bank.add` made of them. Returns the removals (event ``disproved``, with reasons).
+
+    A strategy that ends taking object O from place P (an ALFWorld take: where O lay) is disproved when the
+    episode acted on it (a step shown it took one of its actions, the ``followed`` test), never took O from
+    P, and either
+
+    * **saw P without O**, in the room the entry was written in: an observation at P that lists what is
+      there ("On the desk 1, you see a mug 1." / "In it, you see nothing."), in an episode whose first
+      observation names the same numbered things as the entry's situation; or
+    * **found O elsewhere**: it wrote, for the same situation (:meth:`Bank.same_situation`), a strategy that
+      ends taking O from another place.
+
+    Both are direct evidence that the fact stopped being true (a room rearranged), where utility needs
+    repeated failures, and where a recency rule that retires fast also retires true entries that an actor
+    misapplied in a look-alike room (that episode's first observation names other things). Other
+    strategies, and pinned entries, are never retired this way.
+    """
+    bank.require_writable("retire")
+    written = [report.merged.get(entry.id, entry.id) for entry in entries]
+    new = {entry.id: fact for entry_id in dict.fromkeys(written)
+           if (entry := bank.get(entry_id)) is not None and entry.kind == "strategy" and entry.actions
+           and entry.provenance.trust == "trusted" and (fact := taken(entry.actions[-1]))}
+    done = {_said(step.action) for step in episode.steps}
+    acted = dict.fromkeys(entry_id for step in episode.steps for entry_id in step.retrieved
+                          if (entry := bank.get(entry_id)) is not None and _acted_on(step.action, entry.actions))
+    room = named_things(episode.steps[0].observation) if episode.steps else []
+    removals = []
+    for old_id in acted:
+        old = bank.get(old_id)
+        fact = taken(old.actions[-1]) if old.kind == "strategy" and old.actions and not old.pinned else None
+        if fact is None or _said(old.actions[-1]) in done:
+            continue
+        obj, place = fact
+        if room and named_things(old.situation) == room and _seen_without(episode, place, obj):
+            why = f"episode {episode.episode_id} acted on it and saw {place} without {obj}"
+        else:
+            why = next((f"episode {episode.episode_id} acted on it and took {obj} from {other}, not {place} "
+                        f"(entry {new_id})" for new_id, (taken_obj, other) in new.items()
+                        if new_id != old_id and taken_obj == obj and other != place
+                        and bank.same_situation(old_id, new_id)), None)
+        if why:
+            removals.append(Removal(old_id, f"disproved: {why}"))
+    for removal in removals:
+        log.info("retire %s: %s", removal.id, removal.reason)
+    bank.delete([r.id for r in removals], event="disproved", reasons={r.id: r.reason for r in removals})
+    return removals
+
+
+def _said(action: str) -> str:
+    return " ".join(action.lower().split())
+
+
+_CONTENTS = re.compile(r"(?:on the ([a-z]+ \d+)|in it), you see (.*)$")
+
+
+def _seen_without(episode, place: str, obj: str) -> bool:
+    """Whether an observation right after going to or opening ``place`` lists its contents without ``obj``."""
+    for step, after in zip(episode.steps, episode.steps[1:], strict=False):
+        if _said(step.action) not in (f"go to {place}", f"open {place}"):
+            continue
+        seen = _CONTENTS.search(" ".join(after.observation.lower().split()))
+        if seen and seen[1] in (None, place) and place in after.observation.lower() \
+                and not re.search(rf"\b{re.escape(obj)}\b", seen[2]):
+            return True
+    return False

@@ -576,6 +576,15 @@ class Bank:
                 out[i].append((int(row), float(sit[i, row]) + g))
         return out
 
+    def same_situation(self, a_id: str, b_id: str) -> bool:
+        """Whether two stored entries are for the same situation: the dedup's test without the actions (same
+        env, task type, kind, trust and numbered names, situation cosine >= ``dedup_threshold``)."""
+        a, b = self.get(a_id), self.get(b_id)
+        if a is None or b is None or not _same_kind_of_situation(a, b):
+            return False
+        va, vb = self.vectors("situation", [self._row_of[a_id], self._row_of[b_id]])
+        return float(va @ vb) >= self.settings.dedup_threshold
+
     def set_stats(self, entry_id: str, uses: int, successes: int, last_used: str | None,
                   recent: float | None = None) -> None:
         """Set one entry's counters (``recent`` kept unless given); saved in ``counters.json`` until the next
@@ -787,13 +796,23 @@ def _same_group(existing: Entry | None, new: Entry) -> bool:
     names in their situations. Entries that read alike but name other things are other facts: "take egg 1
     from drawer 1" is not "take egg 1 from shelf 2", and a room with "a drawer 2, a drawer 1" is not one
     with "a drawer 1" (MiniLM puts both pairs above 0.9)."""
-    return (existing is not None and existing.env == new.env and existing.task_type == new.task_type
-            and existing.kind == new.kind and existing.provenance.trust == new.provenance.trust
-            and _action_key(existing) == _action_key(new)
-            and _NUMBERED.findall(existing.situation.lower()) == _NUMBERED.findall(new.situation.lower()))
+    return (existing is not None and _same_kind_of_situation(existing, new)
+            and _action_key(existing) == _action_key(new))
 
 
-_NUMBERED = re.compile(r"[a-z]+ \d+")  # "drawer 1", "apple 2": a thing the text names
+def _same_kind_of_situation(a: Entry, b: Entry) -> bool:
+    return (a.env == b.env and a.task_type == b.task_type and a.kind == b.kind
+            and a.provenance.trust == b.provenance.trust
+            and named_things(a.situation) == named_things(b.situation))
+
+
+_NUMBERED = re.compile(r"[a-z]+ \d+")
+
+
+def named_things(text: str) -> list[str]:
+    """The numbered things a text names, in order ("drawer 1", "apple 2"): an ALFWorld room's first
+    observation names its receptacles, so two texts that name the same things are of the same room."""
+    return _NUMBERED.findall(text.lower())
 
 
 def _action_key(entry: Entry) -> tuple[str, ...]:

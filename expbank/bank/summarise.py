@@ -146,6 +146,16 @@ def _name(thing: str) -> str:
     return re.sub(r"\s+\d+$", "", thing.strip())
 
 
+def taken(action: str) -> tuple[str, str] | None:
+    """``(object, place)`` of an ALFWorld take ("take apple 1 from desk 1" -> ("apple 1", "desk 1")), else
+    None: a take is a fact of the room, where that object lay."""
+    match = _ALF.match(" ".join(action.lower().split()))
+    if not match or match["verb"] != "take" or " from " not in match["rest"]:
+        return None
+    obj, _, place = match["rest"].partition(" from ")
+    return obj.strip(), place.strip()
+
+
 @dataclass
 class _AlfState:
     holding: str | None = None

@@ -10,6 +10,8 @@ order, :meth:`OnlineBank.absorb`:
    acted on);
 2. summarises it with the ``train.bank`` summariser and adds the entries through the bank's own write path
    (write gate, dedup), as ``expbank bank build`` does;
+   with ``train.bank.retire_disproved``, retires the take facts it disproved (``curation.retire_disproved``:
+   it went where an entry said an object lay and saw it was not there, or took it elsewhere);
 3. every ``train.bank.prune_every`` waves prunes with the ``train.bank`` rule (utility threshold after
    ``prune_min_uses`` uses, capacity), and saves the bank atomically.
 
@@ -28,8 +30,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-from expbank.bank.curation import credit_once, prune
+from expbank.bank.curation import credit_once, prune, retire_disproved
+from expbank.bank.entry import Entry
 from expbank.bank.store import Bank, copy_bank, is_bank
+from expbank.bank.utility import Removal
 from expbank.config import Config
 from expbank.training.actors.backends import summariser_for
 from expbank.training.agent.retrieve import Memory
@@ -74,22 +78,22 @@ class OnlineBank:
         self.summariser = summariser_for(self.rule, config.actor.model)
 
     def absorb(self, wave: int, episodes: list[Episode]) -> dict[str, Any]:
-        """Credit, summarise and (on a pruning wave) prune after wave ``wave`` (counted from 1); save."""
+        """Credit, summarise, retire what was disproved and (on a pruning wave) prune after wave ``wave`` (counted from 1); save."""
         usable = [e for e in episodes if e.error is None]
         credited = sum(credit_once(self.bank, episode, self.config.memory.online_credit) or 0 for episode in usable)
         fresh = [e for e in usable if e.episode_id not in self.bank.episodes]
-        report = self.bank.add([entry for episode in fresh for entry in self.summariser.summarise(episode)])
+        written = [self.summariser.summarise(episode) for episode in fresh]
+        report = self.bank.add([entry for entries in written for entry in entries])
         self.bank.episodes.update(e.episode_id for e in fresh)
-        retired = []
+        before = {entry.id: entry for entry in self.bank.entries(include_quarantined=True)}
+        removals: list[Removal] = []
+        if self.rule.retire_disproved:
+            for episode, entries in zip(fresh, written, strict=True):
+                removals += retire_disproved(self.bank, episode, entries, report)
         if self.rule.prune_every and wave % self.rule.prune_every == 0:
-            before = {entry.id: entry for entry in self.bank.entries(include_quarantined=True)}
-            for removal in prune(self.bank, min_uses=self.rule.prune_min_uses, threshold=self.rule.prune_threshold,
-                                 capacity=self.rule.capacity, by=self.rule.prune_by):
-                stats = before[removal.id].stats
-                retired.append({"id": removal.id, "situation": before[removal.id].situation,
-                                "uses": stats.uses, "successes": stats.successes,
-                                "utility": round(stats.utility, 6), "recent": round(stats.recent, 6),
-                                "reason": removal.reason})
+            removals += prune(self.bank, min_uses=self.rule.prune_min_uses, threshold=self.rule.prune_threshold,
+                              capacity=self.rule.capacity, by=self.rule.prune_by)
+        retired = [_retired(before[removal.id], removal) for removal in removals]
         self.bank.save()
         line = {"wave": wave, "episodes": len(episodes), "successes": sum(e.success for e in usable),
                 "credited_entries": credited, "added": len(report.added), "merged": len(report.merged),
@@ -108,3 +112,11 @@ class OnlineBank:
         staging = self.log_path.with_suffix(".jsonl.tmp")
         staging.write_text("".join(json.dumps(lines[w]) + "\n" for w in sorted(lines)))
         staging.replace(self.log_path)
+
+
+def _retired(entry: Entry, removal: Removal) -> dict[str, Any]:
+    """An ``online.jsonl`` record of a retired entry: what it said and the credit it had."""
+    stats = entry.stats
+    return {"id": removal.id, "situation": entry.situation, "actions": entry.actions, "uses": stats.uses,
+            "successes": stats.successes, "utility": round(stats.utility, 6), "recent": round(stats.recent, 6),
+            "reason": removal.reason}

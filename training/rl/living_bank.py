@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from expbank.bank.curation import credit_episode, prune
+from expbank.bank.curation import credit_episode, prune, retire_disproved
 from expbank.bank.store import Bank, content_hash, copy_bank, is_service_url
 from expbank.config import Config
 from expbank.errors import UserError
@@ -123,23 +123,30 @@ class LivingBank:
         for episode in episodes:
             groups.setdefault(episode.task_id, []).append(episode)
         self.pending += self._keep(groups)
-        added = merged = quarantined = pruned = 0
+        added = merged = quarantined = disproved = pruned = 0
         if step % self.cfg.update_every == 0:
-            added, merged, quarantined = self._grow()
+            added, merged, quarantined, disproved = self._grow()
         if self.cfg.prune_every and step % self.cfg.prune_every == 0:
             pruned = len(prune(self.bank, min_uses=self.cfg.prune_min_uses, threshold=self.cfg.prune_threshold,
                                capacity=self.cfg.capacity, by=self.cfg.prune_by))
         self.bank.save()
         utilities = [entry.stats.utility for entry in self.bank.entries()]
         return {"bank_size": len(self.bank), "bank_inserts": added, "bank_merges": merged,
-                "bank_quarantined": quarantined, "bank_prunes": pruned, "bank_credits": credits,
+                "bank_quarantined": quarantined, "bank_disproved": disproved, "bank_prunes": pruned,
+                "bank_credits": credits,
                 "bank_utility_mean": sum(utilities) / len(utilities) if utilities else None}
 
-    def _grow(self) -> tuple[int, int, int]:
-        """Summarise the pending episodes into the bank (the steps of ``expbank.bank.build.build``)."""
+    def _grow(self) -> tuple[int, int, int, int]:
+        """Summarise the pending episodes into the bank (the steps of ``expbank.bank.build.build``) and, with
+        ``retire_disproved``, retire the take facts they disproved; returns added, merged, quarantined and
+        disproved counts."""
         fresh = [e for e in self.pending if e.episode_id not in self.bank.episodes]
-        entries = [entry for episode in fresh for entry in self.summariser.summarise(episode)]
-        report = self.bank.add(entries)
+        written = [self.summariser.summarise(episode) for episode in fresh]
+        report = self.bank.add([entry for entries in written for entry in entries])
         self.bank.episodes.update(e.episode_id for e in fresh)
+        disproved = 0
+        if self.cfg.retire_disproved:
+            for episode, entries in zip(fresh, written, strict=True):
+                disproved += len(retire_disproved(self.bank, episode, entries, report))
         self.pending = []
-        return len(report.added), len(report.merged), len(report.quarantined)
+        return len(report.added), len(report.merged), len(report.quarantined), disproved
