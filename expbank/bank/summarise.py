@@ -226,10 +226,8 @@ def alfworld_find(episode: Episode, summariser: str = "rule") -> list[Entry]:
     steps teaches the bank nothing about where the food is (docs/benchmarks.md, "Online evaluation")."""
     words = _goal_words(episode.task)
     first = alfworld_strategies(episode, summariser)[:1]
-    match = _ALF.match(first[0].actions[-1]) if first else None
-    if match and match["verb"] == "take" and _name(match["rest"].partition(" from ")[0]) in words:
-        return first
-    return []
+    fact = taken(first[0].actions[-1]) if first else None
+    return first if fact and _name(fact[0]) in words else []
 
 
 def alfworld_warnings(episode: Episode, summariser: str = "rule") -> list[Entry]:

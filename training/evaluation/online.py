@@ -78,19 +78,22 @@ class OnlineBank:
         self.summariser = summariser_for(self.rule, config.actor.model)
 
     def absorb(self, wave: int, episodes: list[Episode]) -> dict[str, Any]:
-        """Credit, summarise, retire what was disproved and (on a pruning wave) prune after wave ``wave`` (counted from 1); save."""
+        """Credit, summarise, retire what was disproved and (on a pruning wave) prune after wave ``wave``
+        (counted from 1); save."""
         usable = [e for e in episodes if e.error is None]
         credited = sum(credit_once(self.bank, episode, self.config.memory.online_credit) or 0 for episode in usable)
         fresh = [e for e in usable if e.episode_id not in self.bank.episodes]
         written = [self.summariser.summarise(episode) for episode in fresh]
         report = self.bank.add([entry for entries in written for entry in entries])
         self.bank.episodes.update(e.episode_id for e in fresh)
-        before = {entry.id: entry for entry in self.bank.entries(include_quarantined=True)}
+        pruning = bool(self.rule.prune_every) and wave % self.rule.prune_every == 0
+        before = {entry.id: entry for entry in self.bank.entries(include_quarantined=True)} \
+            if self.rule.retire_disproved or pruning else {}  # what retired entries said, for the log
         removals: list[Removal] = []
         if self.rule.retire_disproved:
             for episode, entries in zip(fresh, written, strict=True):
                 removals += retire_disproved(self.bank, episode, entries, report)
-        if self.rule.prune_every and wave % self.rule.prune_every == 0:
+        if pruning:
             removals += prune(self.bank, min_uses=self.rule.prune_min_uses, threshold=self.rule.prune_threshold,
                               capacity=self.rule.capacity, by=self.rule.prune_by)
         retired = [_retired(before[removal.id], removal) for removal in removals]
