@@ -694,7 +694,8 @@ def _advice(rng: random.Random) -> str:
 
 def _episode(rng: random.Random, i: int):
     """A synthetic episode: ALFWorld or WebShop, success or failure (loops, invalid actions, wrong objects,
-    buying without options), so every rule-summariser template appears among the negatives."""
+    places looked at without the goal's object, buying without options), so every rule-summariser template
+    appears among the negatives."""
     from expbank.trajectory import Episode, Step
 
     success = rng.random() < 0.5
@@ -712,6 +713,10 @@ def _episode(rng: random.Random, i: int):
             loop = (f"go to {rng.choice(ALF_RECEPS)} {rng.randint(1, 5)}" if rng.random() < 0.6 else
                     rng.choice(["help", "inventory", f"open {rec} 2", f"examine {obj} 1"]))
             pairs += [(alf_observation(rng), loop) for _ in range(rng.randint(3, 6))]
+            for rec in rng.sample(ALF_RECEPS, rng.randint(0, 3)):  # looked without seeing the goal's object
+                place = f"{rec} {rng.randint(1, 5)}"
+                pairs += [(alf_observation(rng), f"go to {place}"),
+                          (f"You arrive at {place}. On the {place}, you see a {rng.choice(ALF_OBJECTS)} 2.", "look")]
         env, task_type = "alfworld", "pick_cool_then_place_in_recep"
     else:
         goal = web_goal(rng)

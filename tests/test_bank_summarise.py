@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from bank_data import alf_failure, alf_place, alf_transform, web_failure, web_success
+from bank_data import alf_failure, alf_place, alf_transform, episode, web_failure, web_success
 
 from expbank.bank.summarise import (
     LLMSummariser,
     RuleSummariser,
     count_tokens,
+    goal_object,
     is_grounded,
+    not_found,
     parse_llm_reply,
     trajectory_excerpt,
 )
@@ -59,6 +61,39 @@ def test_an_alfworld_failure_that_took_the_named_object_records_where_it_was():
     assert "here it was in/on countertop 2" in strategies[0].guidance and not strategies[0].outcome.success
     ep.task = ep.task.replace("mug", "cup")  # took an object the task does not name: no find entry
     assert not [e for e in RuleSummariser().summarise(ep) if e.kind == "strategy"]
+
+
+def test_goal_object_reads_every_alfworld_goal_template():
+    goals = ["put a mug in cabinet.", "put some apple on desk.", "put a clean apple in fridge.",
+             "put a hot apple in fridge.", "put a cool apple in fridge.", "clean some apple and put it in fridge.",
+             "heat some apple and put it in fridge.", "cool some apple and put it in fridge.",
+             "look at apple under the desklamp.", "examine the apple with the desklamp.", "put two apple in safe.",
+             "find two apple and put them in safe."]
+    assert [goal_object(goal) for goal in goals] == ["mug"] + ["apple"] * 11
+    assert goal_object("buy a red phone case") is None
+
+
+def test_a_failure_that_never_found_the_object_says_where_it_looked():
+    """The not-found warning lists the places seen without the task's object, in the order looked at: not a
+    closed one (nothing seen), not one where it lay; none once the episode took the object."""
+    room = ("You are in the middle of a room. Looking quickly around you, you see a desk 1, a drawer 1, a shelf 1, "
+            "and a garbagecan 1.\n\nYour task is to: put a apple in garbagecan.")
+    pairs = [(room, "go to drawer 1"), ("You arrive at drawer 1. The drawer 1 is closed.", "open drawer 1"),
+             ("You open the drawer 1. The drawer 1 is open. In it, you see nothing.", "go to desk 1"),
+             ("You arrive at desk 1. On the desk 1, you see a mug 1, and a pineapple 1.", "go to shelf 1"),
+             ("You arrive at shelf 1. The shelf 1 is closed.", "look")]
+    failed = episode("alfworld", "pick_and_place_simple", "put a apple in garbagecan.", pairs, False)
+    warning = next(e for e in RuleSummariser().summarise(failed) if not_found(e))
+    assert not_found(warning) == ("apple", ["drawer 1", "desk 1"])
+    assert warning.guidance.startswith("The apple was not in/on drawer 1, desk 1 here")
+    assert warning.situation.startswith(room.split("\n")[0]) and "first find and take the apple" in warning.situation
+    assert warning.provenance.steps == [0]
+    pairs[3] = ("You arrive at desk 1. On the desk 1, you see a apple 1.", "go to shelf 1")
+    seen = episode("alfworld", "pick_and_place_simple", "put a apple in garbagecan.", pairs, False)
+    assert not_found(next(e for e in RuleSummariser().summarise(seen) if not_found(e))) == ("apple", ["drawer 1"])
+    pairs[4] = ("You arrive at desk 1. On the desk 1, you see a apple 1.", "take apple 1 from desk 1")
+    took = episode("alfworld", "pick_and_place_simple", "put a apple in garbagecan.", pairs, False)
+    assert not [e for e in RuleSummariser().summarise(took) if not_found(e)]
 
 
 def test_webshop_strategies_and_warnings():

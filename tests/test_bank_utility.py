@@ -10,7 +10,7 @@ from bank_data import alf_transform, episode, web_success
 from expbank.bank.curation import credit, credit_episode, prune, retire_disproved
 from expbank.bank.entry import Entry, Outcome, Stats
 from expbank.bank.store import Bank, BankError
-from expbank.bank.summarise import RuleSummariser
+from expbank.bank.summarise import RuleSummariser, not_found
 from expbank.bank.utility import pessimistic_utility, plan_prune, recent_utility, utility
 
 
@@ -225,6 +225,42 @@ def test_retire_disproved_when_an_episode_saw_the_place_without_the_object(new_b
     assert look(LOOKALIKE, opened, "s2") == []  # another room
     removals = look(HOUSE, opened, "s3")
     assert [r.id for r in removals] == [entry.id] and "saw drawer 1 without apple 1" in removals[0].reason
+
+
+def test_a_not_found_warning_is_retired_when_its_room_shows_the_object_there(new_bank):
+    """"The apple was not on desk 1" goes once an episode of its room, shown it, takes the apple from desk 1
+    (disproved), or takes it anywhere (superseded: the find says where it is); a look-alike room's episode
+    says nothing of it; pinned stays."""
+    bank = new_bank()
+    summarise = RuleSummariser().summarise
+    without = {0: "You arrive at desk 1. On the desk 1, you see a mug 1.",
+               1: "You arrive at shelf 1. On the shelf 1, you see nothing."}
+
+    def warn(task_id: str) -> Entry:
+        looked = _carry("apple", None, looks=("desk 1", "shelf 1", "drawer 1"), success=False, task_id=task_id,
+                        split="stream", seen=without)
+        bank.add(summarise(looked))
+        return next(e for e in bank.entries() if not_found(e))
+
+    def write(episode, warning: Entry):
+        episode.steps[0].retrieved = [warning.id]
+        written = summarise(episode)
+        return retire_disproved(bank, episode, written, bank.add(written))
+
+    warning = warn("s0")
+    assert not_found(warning) == ("apple", ["desk 1", "shelf 1"])
+    assert write(_carry("apple", "desk 1", LOOKALIKE, task_id="s1", split="stream"), warning) == []  # another room
+    bank.update(warning.id, "pin", pinned=True)
+    assert write(_carry("apple", "desk 1", task_id="s2", split="stream"), warning) == []
+    bank.update(warning.id, "unpin", pinned=False)
+    removals = write(_carry("apple", "desk 1", task_id="s3", split="stream"), warning)
+    assert [r.id for r in removals] == [warning.id] and "found apple at desk 1" in removals[0].reason
+    assert bank.get(warning.id) is None and bank.log()[-1]["event"] == "disproved"
+    warning = warn("s4")
+    removals = write(_carry("apple", "shelf 2", task_id="s5", split="stream"), warning)
+    assert [r.id for r in removals] == [warning.id] and removals[0].reason.startswith("superseded")
+    assert "took apple 1 from shelf 2" not in removals[0].reason and "took apple from shelf 2" in removals[0].reason
+    assert bank.log()[-1]["event"] == "superseded"
 
 
 def test_prune_on_bank_is_logged_with_reasons(new_bank):

@@ -18,7 +18,7 @@ import yaml
 from expbank.bank.store import Bank
 from expbank.config import load_config
 from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, stream_task_ids, write_households
-from expbank.training.actors.follower import Follower, remembered_places
+from expbank.training.actors.follower import Follower, follow, remembered_places
 from expbank.trajectory import read_episodes
 
 RECIPE = Recipe(seed=3, train_households=3, held_out_households=4, foods=4, dev_games=2, stream_rounds=3,
@@ -34,6 +34,29 @@ def test_the_follower_remembers_places_only_once_the_block_takes_its_food():
     assert remembered_places(f"Task: put a apple in garbagecan.\n{block}", "apple") == ["drawer 1", "shelf 2"]
     assert remembered_places(f"Task: put a bread in garbagecan.\n{block}", "bread") == []
     assert remembered_places("Task: put a apple in garbagecan.", "apple") == []
+
+
+def test_the_follower_skips_places_a_warning_of_its_own_room_rules_out():
+    """A not-found warning written in this room rules its places out, before a look-alike room's take and
+    before unexplored places; a look-alike room's warning rules out nothing."""
+    room = "You are in the middle of a room. Looking quickly around you, you see a desk 1, a drawer 1, and a shelf 1."
+    lookalike = room.replace("a drawer 1,", "a drawer 2, a drawer 1,")
+    take = ("[1] situation: {r} Your task is to: put a apple in garbagecan. | guidance: Find the apple. Actions: go "
+            "to desk 1; take apple 1 from desk 1 | outcome: success | from task: y")
+    warning = ("[2] situation: {r} Your task is to: put a apple in garbagecan. Holding nothing; first find and take "
+               "the apple. | source: \"{r}\" | guidance: The apple was not in/on desk 1, drawer 1 here when looked "
+               "at: look elsewhere first. Failed actions: go to desk 1; go to drawer 1 | outcome: failure | from task: y")
+    admissible = "\n".join(["go to desk 1", "go to drawer 1", "go to garbagecan 1", "go to shelf 1", "look"])
+
+    def step(*items: str) -> str:
+        block = "\n".join(["<experience>", *items, "</experience>"])
+        return (f"Task: put a apple in garbagecan.\n\nCurrent observation:\n{room}\n\nYour task is to: put a apple "
+                f"in garbagecan.\n\nAdmissible actions:\n{admissible}\n\n{block}")
+
+    assert follow(step(take.format(r=lookalike)), seed=0) == "go to desk 1"
+    assert follow(step(take.format(r=lookalike), warning.format(r=room)), seed=0) == "go to shelf 1"
+    assert follow(step(warning.format(r=room)), seed=0) == "go to shelf 1"
+    assert follow(step(take.format(r=lookalike), warning.format(r=lookalike)), seed=0) == "go to desk 1"
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +126,8 @@ def test_the_stream_learns_from_its_own_episodes_and_reruns_the_same(games, tmp_
 def test_entries_a_moved_room_disproved_are_retired_and_true_ones_kept(games, tmp_path):
     """The bank the stream learnt, then the rooms rearranged (``moved``) or not (``unmoved``): with
     ``train.bank.retire_disproved`` the follower's visits to the old places retire the stale "find" entries as
-    disproved; where nothing moved nothing is retired, though the follower also misapplies look-alike rooms'
-    entries."""
+    disproved; where nothing moved no find entry is retired, though the follower also misapplies look-alike
+    rooms' entries (not-found warnings may go either way, once a find supersedes them)."""
     from expbank.training.evaluation.evaluate import evaluate
 
     retire = {"bank": {"retire_disproved": True}}
@@ -120,10 +143,17 @@ def test_entries_a_moved_room_disproved_are_retired_and_true_ones_kept(games, tm
         lines = (tmp_path / split / "online.jsonl").read_text().splitlines()
         return [entry for line in lines for entry in json.loads(line)["retired"]]
 
-    gone = retired("moved")
-    assert gone and all(g["reason"].startswith("disproved: ") and g["id"] in stale for g in gone)
-    assert all(stale[g["id"]].actions[-1].startswith("take ") for g in gone)
-    assert retired("unmoved") == []
+    def takes(split: str) -> list[dict]:  # retired find entries; the rest must be not-found warnings
+        gone = retired(split)
+        warnings = [g for g in gone if g["situation"].endswith("first find and take the " + g["situation"].split()[-1])
+                    and all(a.startswith("go to ") for a in g["actions"])]
+        assert all(g["reason"].startswith(("superseded: ", "disproved: ")) for g in warnings)
+        return [g for g in gone if g not in warnings]
+
+    moved = takes("moved")
+    assert moved and all(g["reason"].startswith("disproved: ") and g["id"] in stale for g in moved)
+    assert all(stale[g["id"]].actions[-1].startswith("take ") for g in moved)
+    assert takes("unmoved") == []
 
 
 def test_a_source_bank_is_copied_never_written_and_must_not_come_from_the_stream(games, tmp_path, capsys):

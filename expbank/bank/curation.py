@@ -4,7 +4,8 @@
   ``uses += 1`` and ``successes += 1`` if the episode succeeded, however often it was shown, and its
   ``recent`` success rate moves toward the outcome.
 * Pruning applies :func:`expbank.bank.utility.plan_prune` and logs every removal.
-* :func:`retire_disproved` retires a take fact an episode disproved (it looked where the entry said).
+* :func:`retire_disproved` retires a take fact an episode disproved (it looked where the entry said), and a
+  not-found warning it disproved (it found the object where the warning said it was not).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 
 from expbank.bank.entry import Entry, now_iso
 from expbank.bank.store import AddReport, Bank, named_things
-from expbank.bank.summarise import taken
+from expbank.bank.summarise import not_found, said, seen_at, seen_without, taken
 from expbank.bank.utility import Removal, plan_prune, recent_utility
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def credit_episode(bank: Bank, episode, rule: str = "shown") -> int:
 
 
 def _acted_on(action: str, actions: Iterable[str]) -> bool:
-    return any(_said(a) == _said(action) for a in actions)
+    return any(said(a) == said(action) for a in actions)
 
 
 def credit_once(bank: Bank, episode, rule: str = "shown") -> int | None:
@@ -103,26 +104,30 @@ def retire_disproved(bank: Bank, episode, entries: Iterable[Entry], report: AddR
 
     Both are direct evidence that the fact stopped being true (a room rearranged), where utility needs
     repeated failures, and where a recency rule that retires fast also retires true entries that an actor
-    misapplied in a look-alike room (that episode's first observation names other things). Other
-    strategies, and pinned entries, are never retired this way.
+    misapplied in a look-alike room (that episode's first observation names other things). A not-found
+    warning (:func:`~expbank.bank.summarise.alfworld_not_found`: O was not at P) the episode was shown is
+    retired when, in the warning's room, the episode took O from P or saw O there; once the episode wrote
+    a find of O for a situation, that situation's not-found warnings of O are superseded. Other entries,
+    and pinned ones, are never retired this way.
     """
     bank.require_writable("retire")
     written = [report.merged.get(entry.id, entry.id) for entry in entries]
     new = {entry.id: fact for entry_id in dict.fromkeys(written)
            if (entry := bank.get(entry_id)) is not None and entry.kind == "strategy" and entry.actions
            and entry.provenance.trust == "trusted" and (fact := taken(entry.actions[-1]))}
-    done = {_said(step.action) for step in episode.steps}
+    done = {said(step.action) for step in episode.steps}
     acted = dict.fromkeys(entry_id for step in episode.steps for entry_id in step.retrieved
                           if (entry := bank.get(entry_id)) is not None and _acted_on(step.action, entry.actions))
     room = named_things(episode.steps[0].observation) if episode.steps else []
+    took = {(fact[0].rsplit(" ", 1)[0], fact[1]) for action in done if (fact := taken(action))}
     removals = []
     for old_id in acted:
         old = bank.get(old_id)
         fact = taken(old.actions[-1]) if old.kind == "strategy" and old.actions and not old.pinned else None
-        if fact is None or _said(old.actions[-1]) in done:
+        if fact is None or said(old.actions[-1]) in done:
             continue
         obj, place = fact
-        if room and named_things(old.situation) == room and _seen_without(episode, place, obj):
+        if room and named_things(old.situation) == room and seen_without(episode, place, obj):
             why = f"episode {episode.episode_id} acted on it and saw {place} without {obj}"
         else:
             why = next((f"episode {episode.episode_id} acted on it and took {obj} from {other}, not {place} "
@@ -131,26 +136,35 @@ def retire_disproved(bank: Bank, episode, entries: Iterable[Entry], report: AddR
                         and bank.same_situation(old_id, new_id)), None)
         if why:
             removals.append(Removal(old_id, f"disproved: {why}"))
+    for old_id in dict.fromkeys(entry_id for step in episode.steps for entry_id in step.retrieved):
+        old = bank.get(old_id)
+        absent = not_found(old) if old is not None and not old.pinned else None
+        if absent is None or not room or named_things(old.situation) != room:
+            continue
+        obj, places = absent
+        found = next((place for place in places if (obj, place) in took
+                      or any(re.search(rf"\b{re.escape(obj)}\b", seen) for seen in seen_at(episode, place))), None)
+        if found:
+            removals.append(Removal(old_id, f"disproved: episode {episode.episode_id} found {obj} at {found}, "
+                                            "where the warning said it was not"))
     for removal in removals:
         log.info("retire %s: %s", removal.id, removal.reason)
     bank.delete([r.id for r in removals], event="disproved", reasons={r.id: r.reason for r in removals})
+    return removals + _supersede_not_found(bank, episode, new)
+
+
+def _supersede_not_found(bank: Bank, episode, new: dict[str, tuple[str, str]]) -> list[Removal]:
+    """Delete the not-found warnings of a situation the episode just wrote a find of the same object for (event
+    ``superseded``): where the object lies is now known, and warnings of where it did not, one per failed
+    episode, would otherwise fill the block ahead of that find. A full scan of the bank's warnings."""
+    found = {(said(entry.situation), fact[0].rsplit(" ", 1)[0]): fact[1] for entry_id, fact in new.items()
+             if (entry := bank.get(entry_id)) is not None}
+    removals = []
+    for entry in bank.entries():
+        absent = not_found(entry) if not entry.pinned else None
+        place = found.get((said(entry.situation), absent[0])) if absent else None
+        if place is not None:
+            removals.append(Removal(entry.id, f"superseded: episode {episode.episode_id} took {absent[0]} from "
+                                              f"{place} in this situation"))
+    bank.delete([r.id for r in removals], event="superseded", reasons={r.id: r.reason for r in removals})
     return removals
-
-
-def _said(action: str) -> str:
-    return " ".join(action.lower().split())
-
-
-_CONTENTS = re.compile(r"(?:on the ([a-z]+ \d+)|in it), you see (.*)$")
-
-
-def _seen_without(episode, place: str, obj: str) -> bool:
-    """Whether an observation right after going to or opening ``place`` lists its contents without ``obj``."""
-    for step, after in zip(episode.steps, episode.steps[1:], strict=False):
-        if _said(step.action) not in (f"go to {place}", f"open {place}"):
-            continue
-        seen = _CONTENTS.search(" ".join(after.observation.lower().split()))
-        if seen and seen[1] in (None, place) and place in after.observation.lower() \
-                and not re.search(rf"\b{re.escape(obj)}\b", seen[2]):
-            return True
-    return False

@@ -5,8 +5,9 @@
   the lamp, place it; WebShop: query phrasing, which result to open, which options to click and when to
   buy); a failed one yields warnings (loops, repeated invalid actions, wrong object or receptacle, buying
   without the options asked for) and, in ALFWorld, the find strategy when it took the object the task
-  names (where an object lies is true whatever happened after). Every episode also yields one bounded
-  ``trajectory`` excerpt for the raw-replay arm.
+  names (where an object lies is true whatever happened after), or, when it never took that object, where
+  it looked without seeing it. Every episode also yields one bounded ``trajectory`` excerpt for the
+  raw-replay arm.
 * :class:`LLMSummariser` asks any :class:`~expbank.chat.ChatBackend` for JSON, validates it, retries,
   caps the entries per episode and drops advice that is not grounded in the episode.
 
@@ -230,6 +231,72 @@ def alfworld_find(episode: Episode, summariser: str = "rule") -> list[Entry]:
     return first if fact and _name(fact[0]) in words else []
 
 
+_GOAL_OBJECT = re.compile(r"^(?:put|find|look at|examine|clean|heat|cool)\s+(?:(?:a|an|some|two|the)\s+)?"
+                          r"(?:(?:clean|hot|cool|cold)\s+)?([a-z]+)")
+_CONTENTS = re.compile(r"(?:on the ([a-z]+ \d+)|in it), you see (.*)$")
+NOT_FOUND = re.compile(r"^The (\w+) was not in/on .+ here when looked at")
+
+
+def goal_object(goal: str) -> str | None:
+    """The object an ALFWorld goal names ("put a clean apple in fridge." -> "apple"), else None."""
+    match = _GOAL_OBJECT.match(" ".join(goal.lower().split()))
+    return match[1] if match else None
+
+
+def said(action: str) -> str:
+    """An action as compared: lower case, single spaces."""
+    return " ".join(action.lower().split())
+
+
+def seen_at(episode: Episode, place: str) -> list[str]:
+    """What the observations right after going to or opening ``place`` list there, lower case, in order
+    ("On the desk 1, you see a mug 1." -> "a mug 1."; "In it, you see nothing." -> "nothing."). A closed
+    receptacle lists nothing, so it is not a sighting."""
+    sightings = []
+    for step, after in zip(episode.steps, episode.steps[1:], strict=False):
+        if said(step.action) not in (f"go to {place}", f"open {place}"):
+            continue
+        seen = _CONTENTS.search(" ".join(after.observation.lower().split()))
+        if seen and seen[1] in (None, place) and place in after.observation.lower():
+            sightings.append(seen[2])
+    return sightings
+
+
+def seen_without(episode: Episode, place: str, obj: str) -> bool:
+    """Whether ``episode`` saw ``place`` without ``obj`` ("apple" or "apple 1") among what lay there."""
+    return any(not re.search(rf"\b{re.escape(obj)}\b", seen) for seen in seen_at(episode, place))
+
+
+def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry]:
+    """A failed episode that never took the object its task names: a warning of where it looked and did not
+    see it, for the situation a find strategy of that room is written for (so the two rank alike).
+
+    Without it a room whose object moved is relearnt only by luck: an actor shown no entry of this room, or
+    one that stopped being true, looks in the same places episode after episode (docs/benchmarks.md, "Stale
+    memory"). :func:`expbank.bank.curation.retire_disproved` retires it once an episode finds the object at
+    one of those places."""
+    what = goal_object(episode.task)
+    if what is None or not episode.steps or any(
+            (fact := taken(step.action)) and _name(fact[0]) == what for step in episode.steps):
+        return []
+    visited = [said(step.action)[len("go to "):] for step in episode.steps if said(step.action).startswith("go to ")]
+    places = [place for place in dict.fromkeys(visited) if seen_without(episode, place, what)]
+    if not places:
+        return []
+    room = episode.steps[0].observation.split("Your task is to:")[0].strip()
+    first = next(t for t, step in enumerate(episode.steps) if said(step.action) == f"go to {places[0]}")
+    return [_entry(episode, "warning",
+                   f"{room} Your task is to: {episode.task} Holding nothing; first find and take the {what}.",
+                   f"The {what} was not in/on {', '.join(places)} here when looked at: look elsewhere first.",
+                   [f"go to {place}" for place in places], first, summariser)]
+
+
+def not_found(entry: Entry) -> tuple[str, list[str]] | None:
+    """``(object, places)`` of an :func:`alfworld_not_found` warning, else None."""
+    match = NOT_FOUND.match(entry.guidance) if entry.kind == "warning" else None
+    return (match[1], [said(action)[len("go to "):] for action in entry.actions]) if match else None
+
+
 def alfworld_warnings(episode: Episode, summariser: str = "rule") -> list[Entry]:
     goal = episode.task
     words = _goal_words(goal)
@@ -354,7 +421,7 @@ class RuleSummariser:
     def summarise(self, episode: Episode) -> list[Entry]:
         if episode.env == "alfworld":
             entries = alfworld_strategies(episode) if episode.success else \
-                alfworld_find(episode) + alfworld_warnings(episode)
+                alfworld_find(episode) + alfworld_not_found(episode) + alfworld_warnings(episode)
         elif episode.env == "webshop":
             entries = webshop_strategies(episode) if episode.success else webshop_warnings(episode)
         else:

@@ -7,8 +7,10 @@ would, from the step message alone:
 2. the food in sight: take it; a closed receptacle here: open it;
 3. once the ``<experience>`` block names a take of this food: the first place its takes name that it can go
    to (of any food: an entry of the room shows where its other foods lay too; a take is a fact of the room
-   whatever the episode's outcome);
-4. otherwise a receptacle not visited yet, the request's ``seed`` choosing which.
+   whatever the episode's outcome), unless a warning of this room says the food was not there;
+4. otherwise a receptacle not visited yet, the request's ``seed`` choosing which, first among those no
+   warning of this room rules out ("The apple was not in/on desk 1 here …", for a situation that names
+   this room's receptacles).
 
 Served as an OpenAI-compatible chat endpoint (:meth:`Follower.served`), it runs through ``actor.backend:
 openai`` exactly as a model behind an API would; every reply carries the tags the bank protocol expects. It is
@@ -23,6 +25,7 @@ import re
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from expbank.bank.store import named_things
 from expbank.training.actors.serve_model import serving
 
 TARGET = "garbagecan 1"
@@ -41,10 +44,12 @@ def follow(user: str, seed: int) -> str:
     for action in admissible:
         if action.startswith((f"take {food} 1 from", "open ")):
             return action
+    ruled_out = {f"go to {place}" for place in ruled_out_places(user, food)}
     for place in remembered_places(user, food):
-        if f"go to {place}" in admissible:
+        if f"go to {place}" in admissible and f"go to {place}" not in ruled_out:
             return f"go to {place}"
     unseen = [a for a in admissible if a.startswith("go to ") and TARGET not in a and a not in history]
+    unseen = [a for a in unseen if a not in ruled_out] or unseen
     return unseen[seed % len(unseen)] if unseen else admissible[0]
 
 
@@ -53,6 +58,20 @@ def remembered_places(user: str, food: str) -> list[str]:
     before): an item of this room shows where its other foods lay too."""
     experience = user.split("<experience>", 1)[1] if "<experience>" in user else ""
     return re.findall(r"take \w+ 1 from ([\w ]+?\d+)", experience) if f"take {food} 1" in experience else []
+
+
+def ruled_out_places(user: str, food: str) -> set[str]:
+    """The places the not-found warnings after ``<experience>`` say ``food`` was not at, counting only
+    warnings written in this room (their situation names the receptacles its first observation names)."""
+    head, _, experience = user.partition("<experience>")
+    first = re.search(r"You are in the middle of a room\.[^\n]*", head)
+    room = named_things(first[0]) if first else None
+    places: set[str] = set()
+    for item in experience.split("\n"):
+        guidance = item.partition(" | guidance: ")[2]
+        if guidance.startswith(f"The {food} was not in/on") and named_things(item.split(" | ")[0]) == room:
+            places.update(re.findall(r"go to ([\w ]+?\d+)", guidance.partition("Failed actions:")[2]))
+    return places
 
 
 class Follower:
