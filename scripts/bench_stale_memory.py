@@ -1,7 +1,7 @@
 """Stale memory: do utility credit and pruning retire what stopped being true?
 
 The actor is the scripted follower (``training/actors/follower.py``: it goes where the bank says the food was
-taken from, else looks where it has not been), a frozen actor served on loopback behind ``actor.backend:
+taken from, else looks where it has not been and no not-found warning of its room has looked), a frozen actor served on loopback behind ``actor.backend:
 openai``, on the households family's held-out rooms (a constructed panel). Stages, each a run directory
 under ``--out`` that resumes:
 
@@ -197,7 +197,9 @@ def main() -> None:
         gone = summary["retired"][name]
         if gone:
             disproved = sum(g["reason"].startswith("disproved") for g in gone)
-            lines += ["", f"{name}: {len(gone)} entries retired ({disproved} disproved); first ones:"]
+            superseded = sum(g["reason"].startswith("superseded") for g in gone)
+            lines += ["", f"{name}: {len(gone)} entries retired ({disproved} disproved, {superseded} not-found "
+                          "warnings superseded by a find); first ones:"]
             lines += [f"- wave {g['wave']}: uses {g['uses']}, successes {g['successes']}, utility {g['utility']}, "
                       f"recent {g['recent']}, ending {(g.get('actions') or ['-'])[-1]!r}: {g['reason'][:100]}"
                       for g in gone[:6]]
