@@ -1,8 +1,8 @@
 """Stale memory: do utility credit and pruning retire what stopped being true?
 
 The actor is the scripted follower (``training/actors/follower.py``: it goes where the bank says the food was
-taken from, else looks where it has not been and no not-found warning of its room has looked), a frozen actor served on loopback behind ``actor.backend:
-openai``, on the households family's held-out rooms (a constructed panel). Stages, each a run directory
+taken from, else looks where it has not been and no not-found warning of its room has looked), a frozen
+actor served on loopback behind ``actor.backend: openai``, on the households family's held-out rooms (a constructed panel). Stages, each a run directory
 under ``--out`` that resumes:
 
 1. ``visits-bank``: the bank built from the expert's ``visits`` (``expbank collect`` + ``expbank bank build``),

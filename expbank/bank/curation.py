@@ -11,12 +11,11 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 
 from expbank.bank.entry import Entry, now_iso
 from expbank.bank.store import AddReport, Bank, named_things
-from expbank.bank.summarise import not_found, said, seen_at, seen_without, taken
+from expbank.bank.summarise import bare_name, mentions, not_found, said, seen_at, seen_without, taken
 from expbank.bank.utility import Removal, plan_prune, recent_utility
 
 log = logging.getLogger(__name__)
@@ -119,7 +118,7 @@ def retire_disproved(bank: Bank, episode, entries: Iterable[Entry], report: AddR
     acted = dict.fromkeys(entry_id for step in episode.steps for entry_id in step.retrieved
                           if (entry := bank.get(entry_id)) is not None and _acted_on(step.action, entry.actions))
     room = named_things(episode.steps[0].observation) if episode.steps else []
-    took = {(fact[0].rsplit(" ", 1)[0], fact[1]) for action in done if (fact := taken(action))}
+    took = {(bare_name(fact[0]), fact[1]) for action in done if (fact := taken(action))}
     removals = []
     for old_id in acted:
         old = bank.get(old_id)
@@ -143,7 +142,7 @@ def retire_disproved(bank: Bank, episode, entries: Iterable[Entry], report: AddR
             continue
         obj, places = absent
         found = next((place for place in places if (obj, place) in took
-                      or any(re.search(rf"\b{re.escape(obj)}\b", seen) for seen in seen_at(episode, place))), None)
+                      or any(mentions(seen, obj) for seen in seen_at(episode, place))), None)
         if found:
             removals.append(Removal(old_id, f"disproved: episode {episode.episode_id} found {obj} at {found}, "
                                             "where the warning said it was not"))
@@ -157,8 +156,10 @@ def _supersede_not_found(bank: Bank, episode, new: dict[str, tuple[str, str]]) -
     """Delete the not-found warnings of a situation the episode just wrote a find of the same object for (event
     ``superseded``): where the object lies is now known, and warnings of where it did not, one per failed
     episode, would otherwise fill the block ahead of that find. A full scan of the bank's warnings."""
-    found = {(said(entry.situation), fact[0].rsplit(" ", 1)[0]): fact[1] for entry_id, fact in new.items()
+    found = {(said(entry.situation), bare_name(fact[0])): fact[1] for entry_id, fact in new.items()
              if (entry := bank.get(entry_id)) is not None}
+    if not found:  # most episodes write no find: skip the scan
+        return []
     removals = []
     for entry in bank.entries():
         absent = not_found(entry) if not entry.pinned else None

@@ -142,7 +142,7 @@ _ALF = re.compile(
 _TRANSFORM = {"heat": ("heated", "hot"), "cool": ("cooled", "cold"), "clean": ("cleaned", "clean")}
 
 
-def _name(thing: str) -> str:
+def bare_name(thing: str) -> str:
     """'apple 1' -> 'apple'."""
     return re.sub(r"\s+\d+$", "", thing.strip())
 
@@ -181,7 +181,7 @@ def alfworld_strategies(episode: Episode, summariser: str = "rule") -> list[Entr
         made = None
         if verb == "take":
             obj, _, where = rest.partition(" from ")
-            what = _name(obj)
+            what = bare_name(obj)
             if state.placed:
                 situation = f"Task: {goal} One {what} is placed; holding nothing; find and take a second {what}."
             else:  # phrased like a first observation: this is the entry a fresh episode should find
@@ -194,20 +194,20 @@ def alfworld_strategies(episode: Episode, summariser: str = "rule") -> list[Entr
         elif verb in _TRANSFORM and state.holding:
             obj, _, tool = rest.partition(" with ")
             participle, adjective = _TRANSFORM[verb]
-            made = (f"Task: {goal} Holding the {_name(obj)}; it must be {participle} ({adjective}) "
+            made = (f"Task: {goal} Holding the {bare_name(obj)}; it must be {participle} ({adjective}) "
                     f"before it is placed.",
-                    f"Take the {_name(obj)} to the {_name(tool)} and {verb} it there: {step.action}.")
+                    f"Take the {bare_name(obj)} to the {bare_name(tool)} and {verb} it there: {step.action}.")
             state.done.append(participle)
         elif verb == "use":
             made = (f"Task: {goal} Holding the {state.holding or 'object'}; it must be looked at "
                     f"under a light.",
-                    f"Carry the {state.holding or 'object'} to the {_name(rest)} and turn it on: {step.action}.")
+                    f"Carry the {state.holding or 'object'} to the {bare_name(rest)} and turn it on: {step.action}.")
         elif verb in ("move", "put") and state.holding:
             obj, dest = re.split(r"\s+(?:to|in/on|in|on)\s+", rest, maxsplit=1) if re.search(
                 r"\s(?:to|in/on|in|on)\s", rest) else (rest, "")
             done = f", already {' and '.join(state.done)}" if state.done else ""
-            made = (f"Task: {goal} Holding the {_name(obj)}{done}; it must be put in/on the {_name(dest)}.",
-                    f"Go to {dest} (open it if closed) and place the {_name(obj)}: {step.action}.")
+            made = (f"Task: {goal} Holding the {bare_name(obj)}{done}; it must be put in/on the {bare_name(dest)}.",
+                    f"Go to {dest} (open it if closed) and place the {bare_name(obj)}: {step.action}.")
             state.holding, state.done = None, []
             state.placed += 1
         if made:
@@ -228,7 +228,7 @@ def alfworld_find(episode: Episode, summariser: str = "rule") -> list[Entry]:
     words = _goal_words(episode.task)
     first = alfworld_strategies(episode, summariser)[:1]
     fact = taken(first[0].actions[-1]) if first else None
-    return first if fact and _name(fact[0]) in words else []
+    return first if fact and bare_name(fact[0]) in words else []
 
 
 _GOAL_OBJECT = re.compile(r"^(?:put|find|look at|examine|clean|heat|cool)\s+(?:(?:a|an|some|two|the)\s+)?"
@@ -262,9 +262,14 @@ def seen_at(episode: Episode, place: str) -> list[str]:
     return sightings
 
 
+def mentions(text: str, obj: str) -> bool:
+    """Whether ``text`` names ``obj`` ("apple" or "apple 1") as a word ("pineapple 1" is not an apple)."""
+    return re.search(rf"\b{re.escape(obj)}\b", text) is not None
+
+
 def seen_without(episode: Episode, place: str, obj: str) -> bool:
-    """Whether ``episode`` saw ``place`` without ``obj`` ("apple" or "apple 1") among what lay there."""
-    return any(not re.search(rf"\b{re.escape(obj)}\b", seen) for seen in seen_at(episode, place))
+    """Whether ``episode`` saw ``place`` without ``obj`` among what lay there."""
+    return any(not mentions(seen, obj) for seen in seen_at(episode, place))
 
 
 def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry]:
@@ -277,14 +282,15 @@ def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry
     one of those places."""
     what = goal_object(episode.task)
     if what is None or not episode.steps or any(
-            (fact := taken(step.action)) and _name(fact[0]) == what for step in episode.steps):
+            (fact := taken(step.action)) and bare_name(fact[0]) == what for step in episode.steps):
         return []
-    visited = [said(step.action)[len("go to "):] for step in episode.steps if said(step.action).startswith("go to ")]
+    actions = [said(step.action) for step in episode.steps]
+    visited = [action[len("go to "):] for action in actions if action.startswith("go to ")]
     places = [place for place in dict.fromkeys(visited) if seen_without(episode, place, what)]
     if not places:
         return []
     room = episode.steps[0].observation.split("Your task is to:")[0].strip()
-    first = next(t for t, step in enumerate(episode.steps) if said(step.action) == f"go to {places[0]}")
+    first = actions.index(f"go to {places[0]}")
     return [_entry(episode, "warning",
                    f"{room} Your task is to: {episode.task} Holding nothing; first find and take the {what}.",
                    f"The {what} was not in/on {', '.join(places)} here when looked at: look elsewhere first.",
@@ -306,7 +312,7 @@ def alfworld_warnings(episode: Episode, summariser: str = "rule") -> list[Entry]
         if step.invalid or not match:
             continue
         if match["verb"] == "take":
-            obj = _name(match["rest"].partition(" from ")[0])
+            obj = bare_name(match["rest"].partition(" from ")[0])
             if obj not in words:
                 warnings.append(_entry(
                     episode, "warning", f"About to pick up a {obj}, which the task does not ask for. Task: {goal}",
@@ -317,7 +323,7 @@ def alfworld_warnings(episode: Episode, summariser: str = "rule") -> list[Entry]
         match = _ALF.match(step.action.strip())
         if step.invalid or not match or match["verb"] not in ("move", "put"):
             continue
-        dest = _name(re.split(r"\s+(?:to|in/on|in|on)\s+", match["rest"], maxsplit=1)[-1])
+        dest = bare_name(re.split(r"\s+(?:to|in/on|in|on)\s+", match["rest"], maxsplit=1)[-1])
         if dest not in words:
             warnings.append(_entry(
                 episode, "warning", f"Holding an object next to a {dest}, which is not the goal receptacle. "

@@ -26,6 +26,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from expbank.bank.store import named_things
+from expbank.bank.summarise import NOT_FOUND
 from expbank.training.actors.serve_model import serving
 
 TARGET = "garbagecan 1"
@@ -69,7 +70,8 @@ def ruled_out_places(user: str, food: str) -> set[str]:
     places: set[str] = set()
     for item in experience.split("\n"):
         guidance = item.partition(" | guidance: ")[2]
-        if guidance.startswith(f"The {food} was not in/on") and named_things(item.split(" | ")[0]) == room:
+        warning = NOT_FOUND.match(guidance)
+        if warning and warning[1] == food and named_things(item.split(" | ")[0]) == room:
             places.update(re.findall(r"go to ([\w ]+?\d+)", guidance.partition("Failed actions:")[2]))
     return places
 
