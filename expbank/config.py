@@ -124,6 +124,10 @@ class MemoryConfig(Section):
     source: Literal["matched", "none", "random"] = Field(
         "matched", description="Source-observation counterfactual: show each entry's own source observation "
         "(`matched`), none, or another entry's (`random`).")
+    observation: Literal["current", "first"] = Field(
+        "current", description="The observation retrieval matches entry situations with: the step's own "
+        "(`current`), or the episode's first (`first`: every step is shown what the first step was; "
+        "ALFWorld's later observations describe one receptacle, not the room the entries were written in).")
     rooms: Literal["any", "other"] = Field(
         "any", description="`other`: never show entries made in the episode's own ALFWorld room (scene), the "
         "wrong-facts counterfactual (`sft-bank-other`).")

@@ -2,8 +2,10 @@
 
 The actor is the scripted follower (``training/actors/follower.py``: it goes where the bank says the food was
 taken from, else looks where it has not been and no not-found warning of its room has looked), a frozen
-actor served on loopback behind ``actor.backend: openai``, on the households family's held-out rooms (a constructed panel). Stages, each a run directory
-under ``--out`` that resumes:
+actor served on loopback behind ``actor.backend: openai``, on the households family's held-out rooms (a
+constructed panel). Every step retrieves with the episode's first observation (``memory.observation: first``;
+``--observation current`` for the step's own), so the block the first step was shown (its room's entries)
+stays for the episode. Stages, each a run directory under ``--out`` that resumes:
 
 1. ``visits-bank``: the bank built from the expert's ``visits`` (``expbank collect`` + ``expbank bank build``),
    where each room's foods lay before the move.
@@ -70,7 +72,7 @@ ARMS = {  # name: (split, online, prune_by: None for no pruning, memory.online_c
 def arm_tree(args: argparse.Namespace, games: Path, url: str, split: str, bank: str, run: Path, online: bool,
              prune_by: str | None, task_ids: list[str], credit: str = "shown",
              disproved: bool = False) -> dict[str, Any]:
-    memory = {"mode": "bank", "k": args.k, "bank": bank}
+    memory = {"mode": "bank", "k": args.k, "bank": bank, "observation": args.observation}
     if online:
         memory |= {"online": True, "online_order": "panel", "online_credit": credit}
     tree = {"env": {"name": "alfworld", "split": split, "data_dir": str(games), "max_steps": STEP_LIMIT},
@@ -146,10 +148,18 @@ def main() -> None:
     parser.add_argument("--before-rounds", type=int, default=6)
     parser.add_argument("--after-rounds", type=int, default=8)
     parser.add_argument("--k", type=int, default=2, help="entries shown (memory.k)")
+    parser.add_argument("--observation", choices=("current", "first"), default="first",
+                        help="memory.observation: retrieve with each step's observation or the episode's first")
     parser.add_argument("--wave", type=int, default=8, help="episodes per wave (run.episodes_in_flight)")
     parser.add_argument("--prune-min-uses", type=int, default=3)
     parser.add_argument("--prune-threshold", type=float, default=0.3)
+    parser.add_argument("--arms", default=",".join(ARMS),
+                        help="comma-separated arms to run (default: all); the report covers the arms whose run "
+                             "directory exists under --out")
     args = parser.parse_args()
+    chosen = args.arms.split(",")
+    if unknown := [name for name in chosen if name not in ARMS]:
+        parser.error(f"--arms: unknown arm(s) {unknown}; choose from {list(ARMS)}")
 
     recipe = Recipe(seed=args.seed, train_households=2, held_out_households=args.held_out, dev_games=2,
                     stream_rounds=args.before_rounds, moved_rounds=args.after_rounds)
@@ -165,21 +175,23 @@ def main() -> None:
         before_ids = stream_task_ids(recipe)
         before = args.out / "before"
         run_arm(arm_tree(args, games, url, "stream", str(source), before, True, None, before_ids), "before")
-        for name, (split, online, prune_by, credit, disproved) in ARMS.items():
+        for name in chosen:
+            split, online, prune_by, credit, disproved = ARMS[name]
             run_arm(arm_tree(args, games, url, split, str(before / "bank"), args.out / name, online, prune_by,
                              stream_task_ids(recipe, split), credit, disproved), name)
 
+    arms = {name: ARMS[name] for name in ARMS if (args.out / name / "episodes.jsonl").exists()}
     rooms = {room_of(task) for task in before_ids}
     before_rounds = per_round(before, before_ids, pairs)
     rounds = {name: per_round(args.out / name, stream_task_ids(recipe, split), pairs)
-              for name, (split, *_) in ARMS.items()}
+              for name, (split, *_) in arms.items()}
     half = args.after_rounds // 2
     last_half = {name: round(sum(values[half:]) / len(values[half:]), 1) for name, values in rounds.items()}
     summary = {"recipe": dataclasses.asdict(recipe), "args": {k: str(v) for k, v in vars(args).items()},
                "constructed_panel": True, "actor": "scripted follower (training/actors/follower.py)",
                "pairs": pairs, "before_rounds": before_rounds, "stale_bank": stale_credit(before / "bank", rooms),
                "rounds": rounds, "last_half": last_half,
-               "retired": {name: retired(args.out / name) for name in ARMS}}
+               "retired": {name: retired(args.out / name) for name in arms}}
     write_json(args.out / "summary.json", summary)
     plot(rounds, before_rounds, args.out / "rounds.png")
     lines = ["# Stale memory (households, scripted follower; a constructed panel)", "",
@@ -189,11 +201,11 @@ def main() -> None:
              "| arm | split | online | pruning | credit | retire disproved | success per round after the move (%) | "
              "last half |", "|---|---|---|---|---|---|---|---|"]
     for name, values in rounds.items():
-        split, online, prune_by, credit, disproved = ARMS[name]
+        split, online, prune_by, credit, disproved = arms[name]
         lines.append(f"| {name} | {split} | {'yes' if online else 'no'} | {prune_by or '-'} | "
                      f"{credit if online else '-'} | {'yes' if disproved else '-'} | {values} | "
                      f"{last_half[name]} |")
-    for name in ARMS:
+    for name in arms:
         gone = summary["retired"][name]
         if gone:
             disproved = sum(g["reason"].startswith("disproved") for g in gone)

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from expbank.bank.build import build
 from expbank.bank.store import Bank
+from expbank.bank.summarise import make_summariser
 from expbank.config import load_config
 from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, stream_task_ids, write_households
 from expbank.training.actors.follower import Follower, follow, remembered_places
@@ -57,6 +59,9 @@ def test_the_follower_skips_places_a_warning_of_its_own_room_rules_out():
     assert follow(step(take.format(r=lookalike), warning.format(r=room)), seed=0) == "go to shelf 1"
     assert follow(step(warning.format(r=room)), seed=0) == "go to shelf 1"
     assert follow(step(take.format(r=lookalike), warning.format(r=lookalike)), seed=0) == "go to desk 1"
+    been = step(take.format(r=lookalike)).replace("\n\nCurrent observation:", "\n> action: go to desk 1\n\nCurrent "
+                                                                                 "observation:")
+    assert follow(been, seed=0) == "go to drawer 1"  # not back to desk 1: the first place it has not been to
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +70,9 @@ def games(tmp_path_factory) -> Path:
 
 
 def _config(tmp_path: Path, games: Path, url: str, run: Path, split: str = "stream", train: dict | None = None,
-            **memory) -> Path:
+            rounds: int | None = None, **memory) -> Path:
     tree = {"env": {"name": "alfworld", "split": split, "data_dir": str(games), "max_steps": STEP_LIMIT},
-            "panel": {"task_ids": stream_task_ids(RECIPE, split), "seeds": [0]},
+            "panel": {"task_ids": stream_task_ids(RECIPE, split)[:rounds and rounds * PAIRS], "seeds": [0]},
             "actor": {"backend": "openai", "model": "follower", "base_url": f"{url}/v1"},
             "memory": {"mode": "bank", "k": 2, "online": True, "online_order": "panel", "bank": "empty",
                        **memory},
@@ -181,3 +186,29 @@ def test_a_source_bank_is_copied_never_written_and_must_not_come_from_the_stream
         config = _config(tmp_path, games, url, tmp_path / "leaky", bank=str(run / "bank"))
         assert main(["eval", str(config)]) == 1
     assert "holds entries made from alfworld/stream" in capsys.readouterr().err
+
+
+def test_retrieval_with_the_first_observation_shows_every_step_the_first_steps_block(games, tmp_path):
+    """``memory.observation: first`` retrieves with the episode's first observation (the room) at every step,
+    so the block of its first step stays; with ``current`` later steps retrieve with an observation of one
+    receptacle and are shown other entries."""
+    from expbank.training.agent.collect import collect
+    from expbank.training.evaluation.evaluate import evaluate
+
+    collect("alfworld", "visits", "expert", tmp_path / "visits.jsonl", data_dir=str(games), workers=1,
+            max_steps=STEP_LIMIT, progress=False)
+    source = Bank.open_or_create(tmp_path / "visits-bank")
+    build(source, [tmp_path / "visits.jsonl"], make_summariser("rule"))
+    source.save()
+    shown = {}
+    with Follower().served() as url:
+        for observation in ("first", "current"):
+            run = tmp_path / observation
+            evaluate(load_config(_config(tmp_path, games, url, run, rounds=1, online=False, bank=str(source.path),
+                                         observation=observation)), progress=False)
+            episodes = list(read_episodes(run / "episodes.jsonl"))
+            assert len(episodes) == PAIRS and all(len(e.steps) > 1 for e in episodes)
+            shown[observation] = [[step.retrieved for step in e.steps] for e in episodes]
+    assert all(blocks[0] and all(block == blocks[0] for block in blocks) for blocks in shown["first"])
+    assert any(any(block != blocks[0] for block in blocks) for blocks in shown["current"])
+    assert [blocks[0] for blocks in shown["first"]] == [blocks[0] for blocks in shown["current"]]

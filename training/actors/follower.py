@@ -6,8 +6,9 @@ would, from the step message alone:
 1. holding the food next to the garbage can: put it there; holding it elsewhere: go to the garbage can;
 2. the food in sight: take it; a closed receptacle here: open it;
 3. once the ``<experience>`` block names a take of this food: the first place its takes name that it can go
-   to (of any food: an entry of the room shows where its other foods lay too; a take is a fact of the room
-   whatever the episode's outcome), unless a warning of this room says the food was not there;
+   to and has not been to (of any food: an entry of the room shows where its other foods lay too; a take is
+   a fact of the room whatever the episode's outcome), unless a warning of this room says the food was not
+   there;
 4. otherwise a receptacle not visited yet, the request's ``seed`` choosing which, first among those no
    warning of this room rules out ("The apple was not in/on desk 1 here …", for a situation that names
    this room's receptacles).
@@ -47,8 +48,9 @@ def follow(user: str, seed: int) -> str:
             return action
     ruled_out = {f"go to {place}" for place in ruled_out_places(user, food)}
     for place in remembered_places(user, food):
-        if f"go to {place}" in admissible and f"go to {place}" not in ruled_out:
-            return f"go to {place}"
+        go = f"go to {place}"
+        if go in admissible and go not in ruled_out and go not in history:
+            return go
     unseen = [a for a in admissible if a.startswith("go to ") and TARGET not in a and a not in history]
     unseen = [a for a in unseen if a not in ruled_out] or unseen
     return unseen[seed % len(unseen)] if unseen else admissible[0]

@@ -38,14 +38,16 @@ class Memory:
 
     def __init__(self, mode: str, bank: str, k: int = 3, source: str = "matched", seed: int = 0,
                  api_key_env: str = "EXPBANK_TOKEN", rooms: str = "any", source_chars: int = 200,
-                 guidance_tokens: int = 256):
+                 guidance_tokens: int = 256, observation: str = "current"):
         if mode not in KINDS_BY_MODE:
             raise ValueError(f"memory mode {mode!r} retrieves nothing")
         if source not in ("matched", "none", "random"):
             raise UserError(f"memory.source must be matched, none or random, not {source!r}")
         if rooms not in ("any", "other"):
             raise UserError(f"memory.rooms must be any or other, not {rooms!r}")
-        self.mode, self.k, self.source, self.rooms = mode, k, source, rooms
+        if observation not in ("current", "first"):
+            raise UserError(f"memory.observation must be current or first, not {observation!r}")
+        self.mode, self.k, self.source, self.rooms, self.observation = mode, k, source, rooms, observation
         self.source_chars, self.guidance_tokens = source_chars, guidance_tokens
         self.kinds = KINDS_BY_MODE[mode]
         self._rng = random.Random(seed)
@@ -90,7 +92,8 @@ class Memory:
     def from_config(cls, memory: MemoryConfig, seed: int, bank: str | None = None) -> Memory:
         """The memory a config's ``memory`` section describes (``bank`` overrides ``memory.bank``)."""
         return cls(memory.mode, bank or memory.bank, k=memory.k, source=memory.source, seed=seed,
-                   rooms=memory.rooms, source_chars=memory.source_chars, guidance_tokens=memory.guidance_tokens)
+                   rooms=memory.rooms, source_chars=memory.source_chars, guidance_tokens=memory.guidance_tokens,
+                   observation=memory.observation)
 
     def manifest_hash(self) -> str | None:
         """The bank's content hash (recorded in run fingerprints)."""
@@ -107,6 +110,10 @@ class Memory:
             raise RetrievalError(f"memory.bank service {self.location}/stats does not report the sources of its "
                                  "entries (an older expbank serve?); serve the bank with this expbank")
         return {(str(env), str(split)) for env, split in sources}
+
+    def query_observation(self, current: str, first: str) -> str:
+        """The observation a step retrieves with: its own, or with ``observation="first"`` the episode's first."""
+        return first if self.observation == "first" else current
 
     def retrieve(self, task: str | None = None, observation: str | None = None, query: str | None = None,
                  task_id: str | None = None, env: str | None = None) -> list[Entry]:

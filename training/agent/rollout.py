@@ -98,8 +98,10 @@ def _experience(memory: Memory | None, live: _Live, env: str, query: str | None 
     """The ``<experience>`` block for this step and the ids of the entries it shows (entries of ``env`` only)."""
     if memory is None:
         return None, []
-    entries = memory.retrieve(task=live.info["task"], observation=live.observation, query=query,
-                              task_id=live.job.task_id, env=env)
+    first = live.history[0][0] if live.history else live.observation
+    observation = memory.query_observation(live.observation, first)
+    entries = memory.retrieve(task=live.info["task"], observation=observation, query=query, task_id=live.job.task_id,
+                              env=env)
     live.stats.source_similarities += memory.source_similarities(live.observation, entries)
     return memory.block(entries), [entry.id for entry in entries]
 

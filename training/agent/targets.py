@@ -112,7 +112,8 @@ def records_from_episode(episode: Episode, spec: ProtocolSpec, memory: Memory | 
     for step in episode.steps:
         entries = []
         if memory is not None:
-            entries = memory.retrieve(task=episode.task, observation=step.observation, task_id=episode.task_id,
+            observation = memory.query_observation(step.observation, episode.steps[0].observation)
+            entries = memory.retrieve(task=episode.task, observation=observation, task_id=episode.task_id,
                                       env=episode.env)
         experience = (memory.block(entries) if memory else NO_EXPERIENCE) if spec.uses_memory else None
         blocks = target_blocks(spec, episode.task, step.observation, episode.task_type, step.action, entries,
