@@ -92,18 +92,25 @@ class _Live:
     conversations: list[list[dict]] = field(default_factory=list)
     stats: TurnStats = field(default_factory=TurnStats)
     usage: UsageCounter = field(default_factory=UsageCounter)
+    kept_block: tuple[str | None, list[str]] | None = None  # memory.observation first: the block every step shows
 
 
 def _experience(memory: Memory | None, live: _Live, env: str, query: str | None = None) -> tuple[str | None, list[str]]:
     """The ``<experience>`` block for this step and the ids of the entries it shows (entries of ``env`` only)."""
     if memory is None:
         return None, []
+    keep = query is None and memory.observation == "first"  # the same query every step: retrieve it once
+    if keep and live.kept_block is not None:
+        return live.kept_block
     first = live.history[0][0] if live.history else live.observation
     observation = memory.query_observation(live.observation, first)
     entries = memory.retrieve(task=live.info["task"], observation=observation, query=query, task_id=live.job.task_id,
                               env=env)
     live.stats.source_similarities += memory.source_similarities(live.observation, entries)
-    return memory.block(entries), [entry.id for entry in entries]
+    found = memory.block(entries), [entry.id for entry in entries]
+    if keep:
+        live.kept_block = found
+    return found
 
 
 def _messages(settings: RolloutSettings, live: _Live, experience: str | None) -> list[dict]:
