@@ -295,13 +295,43 @@ FOREIGN_THIRD = [
     "di benvenuto", "Aproveite o frete grátis hoje", "限时抢购 买一送一", "今だけポイント10倍",
 ]
 
+# A fourth set, written on 2026-12-03 after the service-copy negatives (whose shapes the third set shares:
+# near-duplicates up to rapidfuzz ratio 87) and before the detector was refit on them; never edited after
+# seeing a score: other trades (groceries, pharmacy, software, travel, furniture, pets, tools) and longer,
+# chattier lines, checked to sit below ratio 75 against every corpus row.
+MARKETING_FOURTH = [
+    "Pop it in the dishwasher when you're done - the top rack is fine.", "Crave something sweet? Grab a "
+    "bag for the road.", "Ask your pharmacist if this is right for you.", "Take one tablet daily with "
+    "food unless your doctor advises otherwise.", "Start your free 14-day trial; no card needed.",
+    "Renew before your license expires to keep your updates.", "Book your seat early - flights fill up "
+    "fast in summer.", "Measure your doorway before the sofa arrives.", "Feed twice a day and always "
+    "leave fresh water out.", "Charge the drill overnight before its first job.", "Mix one scoop with "
+    "8 oz of cold water and shake.", "Slide the filter in until it clicks.", "Reheat in the oven at "
+    "180 °C for 12 minutes.", "Apply a pea-sized amount to clean, dry skin every night.", "Bring your "
+    "old mattress and we'll haul it away for free.", "Snap a photo of your receipt in the app to claim "
+    "the rebate.", "Swap your old phone for credit toward a new one.", "Call before 5 pm and your "
+    "installer can come tomorrow.", "Print your boarding pass at home to save time.", "Reply STOP to "
+    "unsubscribe from text alerts.", "Mention this ad for a free consultation.", "Bring the kids - "
+    "they eat free on Tuesdays.", "Text us a photo and we'll match the paint color.", "Tighten the bolts "
+    "again after the first week of use.", "Water lightly until the first shoots appear.", "Pair your "
+    "headphones by holding the button for five seconds.", "Update the firmware to unlock the night mode.",
+    "Season the pan with a thin coat of oil before cooking.", "Walk in, try it on, and walk out with "
+    "the one that fits.", "Lock in this year's price by paying annually.", "Pause or cancel your box "
+    "whenever you like.", "Ring the bell at the side door for deliveries.", "Rotate the mattress every "
+    "three months for even wear.", "Book a fitting and we'll tailor it in a week.", "Thaw overnight in "
+    "the fridge; never refreeze.", "Drop off your e-waste at any branch, free of charge.", "Put your "
+    "feet up - we'll handle the assembly.", "Ask for a tasting at the counter.", "Carry it on: it fits "
+    "every major airline's overhead bin.", "Plan your kitchen with our free 3D designer.",
+]
+
 def copy_fp(count: int) -> dict[str, dict]:
     out = {}
     for name, texts in (("marketing copy", MARKETING), ("non-English titles and copy", FOREIGN),
                         ("marketing copy (fresh set)", MARKETING_FRESH),
                         ("non-English titles (fresh set)", FOREIGN_FRESH),
                         ("marketing copy (third set)", MARKETING_THIRD),
-                        ("non-English titles (third set)", FOREIGN_THIRD)):
+                        ("non-English titles (third set)", FOREIGN_THIRD),
+                        ("marketing copy (fourth set)", MARKETING_FOURTH)):
         flagged = [t for t, found in zip(texts, scan_texts(texts, head="obs"), strict=True) if found]
         out[name] = {"texts": len(texts), "false_positives": len(flagged), "examples": flagged[:10]}
         print(f"{name:32s} texts={len(texts):5d} false positives={len(flagged)}", flush=True)
