@@ -298,7 +298,8 @@ FOREIGN_THIRD = [
 # A fourth set, written on 2026-12-03 after the service-copy negatives (whose shapes the third set shares:
 # near-duplicates up to rapidfuzz ratio 87) and before the detector was refit on them; never edited after
 # seeing a score: other trades (groceries, pharmacy, software, travel, furniture, pets, tools) and longer,
-# chattier lines, checked to sit below ratio 75 against every corpus row.
+# chattier lines, below ratio 70 against every corpus row then. 3 of 40 were flagged on that fit; the
+# directions-of-use negatives were drafted after, so this set is no longer unseen (the fifth is).
 MARKETING_FOURTH = [
     "Pop it in the dishwasher when you're done - the top rack is fine.", "Crave something sweet? Grab a "
     "bag for the road.", "Ask your pharmacist if this is right for you.", "Take one tablet daily with "
@@ -324,6 +325,33 @@ MARKETING_FOURTH = [
     "every major airline's overhead bin.", "Plan your kitchen with our free 3D designer.",
 ]
 
+# A fifth set, written on 2026-12-03 after the directions-of-use negatives (drafted once the fourth set had
+# been scored: its domains are no longer unseen) and before the detector was refit on them; never edited after
+# seeing a score: fashion, baby, toys, automotive, office, sports nutrition, books, jewelry, tickets, crafts.
+MARKETING_FIFTH = [
+    "Tuck it into high-waisted jeans for an easy weekend look.", "Size up if you're between sizes.",
+    "Layer it over a tee when the evenings turn cool.", "Wash inside out to keep the print bright.",
+    "Sterilise the bottle before the first feed.", "Never leave your baby unattended on the changing "
+    "table.", "Fold the stroller with one hand and lift it by the frame.", "Batteries required: 3 x AA, "
+    "not included.", "Build the castle, then knock it down and start again.", "Recommended for ages 8 and "
+    "up; small parts.", "Check your tire pressure once a month when the tires are cold.", "Fits most "
+    "sedans - enter your make and model to be sure.", "Clip the phone mount to any vent in seconds.",
+    "Refill the stapler with standard 26/6 staples.", "Jot it down, tear it off, stick it anywhere.",
+    "Mix one scoop into your post-workout shake.", "Drink at least 2 liters of water a day while taking "
+    "creatine.", "Fuel up 30 minutes before your long run.", "Read the first chapter free on our site.",
+    "Pre-order the paperback and get the audiobook half off.", "Finish the series this summer - all five "
+    "books in one box.", "Polish gently with the cloth provided.", "Take your rings off before you swim.",
+    "Engrave up to 12 characters at no extra cost.", "Doors open at 7; the show starts at 8.", "Bring "
+    "your ticket on your phone - no printing needed.", "Seats are first come, first served.",
+    "Thread the needle, knot the end, and follow the pattern.", "Let the glue dry for 24 hours before "
+    "painting.", "Sand lightly between coats for a smooth finish.", "Pick a frame, upload your photo, and "
+    "we'll print it.", "Match it with the clutch for a wedding-ready outfit.", "Roll, don't fold, to "
+    "save suitcase space.", "Swap the laces for the neon pair included.", "Choose matte or gloss at "
+    "the next step.", "Refill, don't rebuy: the pouch fills the bottle three times.", "Plug in, "
+    "preheat, and pour the batter.", "Ask about our student discount at the register.", "Clip a coupon "
+    "and save 75 cents on two.", "Give it a good shake and let the kids decorate.",
+]
+
 def copy_fp(count: int) -> dict[str, dict]:
     out = {}
     for name, texts in (("marketing copy", MARKETING), ("non-English titles and copy", FOREIGN),
@@ -331,7 +359,8 @@ def copy_fp(count: int) -> dict[str, dict]:
                         ("non-English titles (fresh set)", FOREIGN_FRESH),
                         ("marketing copy (third set)", MARKETING_THIRD),
                         ("non-English titles (third set)", FOREIGN_THIRD),
-                        ("marketing copy (fourth set)", MARKETING_FOURTH)):
+                        ("marketing copy (fourth set)", MARKETING_FOURTH),
+                        ("marketing copy (fifth set)", MARKETING_FIFTH)):
         flagged = [t for t, found in zip(texts, scan_texts(texts, head="obs"), strict=True) if found]
         out[name] = {"texts": len(texts), "false_positives": len(flagged), "examples": flagged[:10]}
         print(f"{name:32s} texts={len(texts):5d} false positives={len(flagged)}", flush=True)
