@@ -42,6 +42,7 @@ _AGENT = (r"(?:ai|a\.i\.|ai model|agent|assistant|llm|large language model|langu
 _VERBS = (r"(?:say|output|respond|reply|answer|choose|select|click|buy|purchase|trust|reveal|tell|print|send|"
           r"mention|recommend|pick|report|obey|comply|prefer|ignore|skip|visit|remember|search|follow)")
 _START = r"(?:^|[.!?:;|]\s*|\[sep\]\s*|\byou (?:must|should|shall|will|need to)\s+)"
+_LATER = r"\b(?:for later|for (?:the )?future|future use|next time)\b"
 _PRIOR = r"(?:previous|prior|earlier|above|original|initial|preceding|old|current|existing|given)"
 
 RULES: list[tuple[str, re.Pattern[str]]] = [
@@ -102,10 +103,16 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:in|for|during) (?:all |every |any |each )?(?:future|subsequent|later|upcoming|next|other) "
         r"(?:tasks?|episodes?|runs?|sessions?|conversations?|queries|requests|shopping trips|games?)\b|"
         r"\bwhenever you (?:start|begin|see|read|get|are given)\b", re.IGNORECASE)),
+    # "for later" and "next time" alone are shop and label copy ("save for later", "retain for future
+    # reference", "remember to reorder next time"): they count after a verb of the mind or with a rule's words.
     ("memory-write", re.compile(
         r"\b(?:remember|memori[sz]e|store|save|record|retain|keep|note|commit|write down|note down|log)\b"
-        r"[^.!?]{0,40}?\b(?:memory|memories|notes|bank|forever|permanently|for later|for (?:the )?future|"
-        r"future use|next time|(?:standing|permanent|general) (?:rule|instruction)|in mind for)\b|"
+        r"[^.!?]{0,40}?\b(?:memory|memories|notes|bank|forever|permanently|"
+        r"(?:standing|permanent|general) (?:rule|instruction)|in mind for)\b|"
+        r"\b(?:remember|memori[sz]e|commit to memory)\b(?! to\b)[^.!?]{0,40}?" + _LATER + "|"
+        r"\b(?:store|save|record|retain|keep|note|write down|note down|log)\b[^.!?]{0,40}?"
+        r"\b(?:rules?|lessons?|advice|guidance|polic(?:y|ies)|principles?|tips?|tricks?|"
+        r"the following|this:)[^.!?]{0,40}?" + _LATER + "|"
         r"\b(?:add|write|put|insert|save|store)\b[^.!?]{0,30}?\b(?:to|into|in) (?:your|the|their) "
         r"(?:memory|memories|notes|memory bank|knowledge base|context|experience)\b",
         re.IGNORECASE)),
