@@ -147,6 +147,14 @@ def test_walkthroughs_win_on_the_real_engine_and_no_game_is_won_at_reset(tmp_pat
     assert played == {False: 4, True: 4}
 
 
+def test_the_gate_quarantines_nothing_the_households_visits_write(small_bank):
+    """The households family is clean environment text: its bank keeps every entry trusted."""
+    from expbank.bank.store import Bank
+
+    stats = Bank.open(small_bank[1]).stats()
+    assert stats["entries"] > 0 and stats["by_trust"]["quarantined"] == 0
+
+
 def test_critique_targets_name_the_own_rooms_entry_and_the_other_rooms_arm_never_shows_one(small_bank, tmp_path):
     """Built by the normal pipeline: visits collected, a rule-summarised bank, retrieval with the room filter."""
     from expbank.envs.alfworld.games import room_of
