@@ -109,7 +109,7 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:remember|memori[sz]e|store|save|record|retain|keep|note|commit|write down|note down|log)\b"
         r"[^.!?]{0,40}?\b(?:memory|memories|notes|bank|forever|permanently|"
         r"(?:standing|permanent|general) (?:rule|instruction)|in mind for)\b|"
-        r"\b(?:remember|memori[sz]e|commit to memory)\b(?! to\b)[^.!?]{0,40}?" + _LATER + "|"
+        r"\b(?:remember|memori[sz]e)\b(?! to\b)[^.!?]{0,40}?" + _LATER + "|"
         r"\b(?:store|save|record|retain|keep|note|write down|note down|log)\b[^.!?]{0,40}?"
         r"\b(?:rules?|lessons?|advice|guidance|polic(?:y|ies)|principles?|tips?|tricks?|"
         r"the following|this:)[^.!?]{0,40}?" + _LATER + "|"

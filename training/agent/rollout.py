@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from expbank.bank.entry import Entry
 from expbank.chat import UsageCounter
 from expbank.envs.pool import EnvPool, WorkerError
 from expbank.training.agent import conversation, protocol
@@ -92,7 +93,7 @@ class _Live:
     conversations: list[list[dict]] = field(default_factory=list)
     stats: TurnStats = field(default_factory=TurnStats)
     usage: UsageCounter = field(default_factory=UsageCounter)
-    kept_block: tuple[str | None, list[str]] | None = None  # memory.observation first: the block every step shows
+    kept_entries: list[Entry] | None = None  # memory.observation first: the entries every step shows
 
 
 def _experience(memory: Memory | None, live: _Live, env: str, query: str | None = None) -> tuple[str | None, list[str]]:
@@ -100,17 +101,16 @@ def _experience(memory: Memory | None, live: _Live, env: str, query: str | None 
     if memory is None:
         return None, []
     keep = query is None and memory.observation == "first"  # the same query every step: retrieve it once
-    if keep and live.kept_block is not None:
-        return live.kept_block
-    first = live.history[0][0] if live.history else live.observation
-    observation = memory.query_observation(live.observation, first)
-    entries = memory.retrieve(task=live.info["task"], observation=observation, query=query, task_id=live.job.task_id,
-                              env=env)
+    entries = live.kept_entries if keep else None
+    if entries is None:
+        first = live.history[0][0] if live.history else live.observation
+        observation = memory.query_observation(live.observation, first)
+        entries = memory.retrieve(task=live.info["task"], observation=observation, query=query,
+                                  task_id=live.job.task_id, env=env)
+        if keep:
+            live.kept_entries = entries
     live.stats.source_similarities += memory.source_similarities(live.observation, entries)
-    found = memory.block(entries), [entry.id for entry in entries]
-    if keep:
-        live.kept_block = found
-    return found
+    return memory.block(entries), [entry.id for entry in entries]
 
 
 def _messages(settings: RolloutSettings, live: _Live, experience: str | None) -> list[dict]:
