@@ -103,9 +103,9 @@ def render(args: argparse.Namespace) -> dict:
 
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
-                  "other_rooms_share", "empty_share")
+                  "other_rooms_share", "empty_share", "search_negatives")
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate")  # kept in OUT/grpo/options.json
-LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0}  # a folder made before they existed used these
+LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False}  # a folder made before they existed used these
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -136,7 +136,7 @@ def write_yaml(path: Path, tree: dict) -> Path:
 def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) -> Path:
     return households.tiny_policy(games, memory, out, args.seed, args.sft_steps, args.sft_learning_rate,
                                   render(args), args.system, other_rooms_share=args.other_rooms_share,
-                                  empty_share=args.empty_share)
+                                  empty_share=args.empty_share, search=args.search_negatives)
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
@@ -243,14 +243,21 @@ def main() -> None:
                         "training episodes shown only other rooms' entries (taught NONE)")
     parser.add_argument("--empty-share", type=float, default=0.0,
                         help="--small bank policies: share of training episodes shown an empty block")
+    parser.add_argument("--search-negatives", action="store_true", help="--small: those episodes' records are "
+                        "the searching walks of the same tasks (look, miss, look again; the games' 'searches' "
+                        "split), and sft-none gets the same share of them")
     args = parser.parse_args()
     if args.table:
         print(seed_table(args.table), end="")
         return
     if args.out is None:
         parser.error("--out is required (or --table)")
-    if (args.other_rooms_share or args.empty_share) and not args.small:
-        parser.error("--other-rooms-share and --empty-share train tiny-warm policies: add --small")
+    if (args.other_rooms_share or args.empty_share or args.search_negatives) and not args.small:
+        parser.error("--other-rooms-share, --empty-share and --search-negatives train tiny-warm policies: add "
+                     "--small")
+    if args.search_negatives and not (args.other_rooms_share or args.empty_share):
+        parser.error("--search-negatives replaces the walks of --other-rooms-share and --empty-share episodes: "
+                     "set either")
     args.sft_steps = args.sft_steps or (600 if args.small else 50)
     args.k = args.k or (1 if args.small else 2)
     # --small: the best GRPO budget measured at seed 2 (docs/benchmarks.md, "GRPO in practice rooms")
@@ -352,14 +359,15 @@ def main() -> None:
                              "no_memory_ceiling": no_memory_ceiling(recipe), "policy": "tiny-warm" if args.small
                              else args.model, "sft_steps": args.sft_steps, "k": args.k, "system": args.system,
                              "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
-                             "constructed_panel": True}
+                             "search_negatives": args.search_negatives, "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, PRACTICE_HOUSEHOLDS)
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
              f"seed {args.seed}, policy {summary['households']['policy']} ({args.sft_steps} SFT steps, k={args.k}, "
-             f"system {args.system}, negatives other/empty {args.other_rooms_share}/{args.empty_share}), "
+             f"system {args.system}, negatives other/empty {args.other_rooms_share}/{args.empty_share}"
+             f"{', searching walks' if args.search_negatives else ''}), "
              "no-memory ceiling "
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"

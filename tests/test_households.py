@@ -3,11 +3,14 @@ whose facts only the visits carry, walkthroughs that win on the real engine, and
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
 
 from expbank.envs.alfworld.households import (
+    CLOSED,
+    FOODS,
     STEP_LIMIT,
     TARGET,
     Recipe,
@@ -15,6 +18,9 @@ from expbank.envs.alfworld.households import (
     households,
     no_memory_ceiling,
     practice_games,
+    receptacle_names,
+    search_order,
+    training_frequency,
     walkthrough,
     write_households,
     write_practice,
@@ -47,13 +53,13 @@ def test_households_differ_in_layout_and_keep_each_food_in_one_place():
     assert len({h.scene.receptacles for h in homes}) == len(homes) == 32
     assert len({h.number for h in homes}) == 32
     games = household_games(recipe)
-    assert Counter(g.split for g in games) == {"train": 144, "dev": 12, "valid_unseen": 48, "visits": 192,
-                                               "stream": 4 * 48}
+    assert Counter(g.split for g in games) == {"train": 144, "searches": 144, "dev": 12, "valid_unseen": 48,
+                                               "visits": 192, "stream": 4 * 48}
     by_number = {h.number: h for h in homes}
     for game in games:  # the walkthrough takes the food where its household keeps it, in every split
         home = by_number[game.scene.number]
         assert f"take {game.task.obj.lower()} 1 from {home.place(game.task.obj)}" in game.walkthrough
-        assert len(game.walkthrough) <= STEP_LIMIT
+        assert len(game.walkthrough) <= STEP_LIMIT or game.split == "searches"
         assert game.task.recep == TARGET or game.task.recep != home.scene.receptacles[home.places[game.task.obj]]
     held_out = {g.scene.number for g in games if g.split == "valid_unseen"}
     trained = {g.scene.number for g in games if g.split in ("train", "dev")}
@@ -67,6 +73,31 @@ def test_households_differ_in_layout_and_keep_each_food_in_one_place():
     assert all(Counter((g.scene.number, g.task) for g in r) == unseen for r in rounds)
     assert len({(g.scene.number, g.task.obj, tuple(sorted(g.scene.objects.items()))) for g in stream}) > 48 * 3
     assert [g.scene.number for g in rounds[0]] != [g.scene.number for g in rounds[1]]  # each round reshuffled
+
+
+def test_search_walks_look_in_the_no_memory_order_until_the_food_shows():
+    """The ``searches`` split: the ``train`` tasks in the same order, each walked by looking at the room's
+    receptacles in :func:`search_order` (from the training households' placements) until the food's place,
+    opening closed ones, then the shortest walk's take, go and put; so some walks miss before they find."""
+    recipe = Recipe()
+    homes = {h.number: h for h in households(recipe)}
+    games = household_games(recipe)
+    train = [g for g in games if g.split == "train"]
+    searches = [g for g in games if g.split == "searches"]
+    frequency = training_frequency(list(homes.values())[:recipe.train_households], FOODS)
+    misses = 0
+    for straight, search in zip(train, searches, strict=True):
+        assert (search.scene, search.task) == (straight.scene, straight.task)
+        home, food = homes[search.scene.number], search.task.obj
+        names = receptacle_names(home.scene)
+        looked = [names[i] for i in search_order(home, food, frequency[food])]
+        looked = looked[:looked.index(home.place(food))]
+        assert [a.removeprefix("go to ") for a in search.walkthrough if a.startswith("go to ")][:-2] == looked
+        assert search.walkthrough[-len(straight.walkthrough):] == straight.walkthrough
+        assert all(f"open {place}" in search.walkthrough for place in looked if place.split()[0] in
+                   {c.lower() for c in CLOSED})
+        misses += bool(looked)
+    assert 0.4 * len(train) < misses < len(train)  # most walks miss at least once; some find at once
 
 
 def test_the_moved_stream_differs_from_the_unmoved_one_by_the_food_places_alone():
@@ -136,6 +167,10 @@ def test_walkthroughs_win_on_the_real_engine_and_no_game_is_won_at_reset(tmp_pat
                 max_steps=STEP_LIMIT, progress=False)
         episodes = list(read_episodes(tmp_path / f"{split}.jsonl"))
         assert episodes and all(e.success and e.num_steps <= STEP_LIMIT for e in episodes)
+    collect("alfworld", "searches", "expert", tmp_path / "searches.jsonl", data_dir=str(root), workers=1,
+            progress=False)  # search walks may run past the step limit: they are SFT records, not games
+    searches = list(read_episodes(tmp_path / "searches.jsonl"))
+    assert len(searches) == 3 * 2 and all(e.success for e in searches)
     practice = write_practice(tmp_path / "practice", SMALL, count=2)  # 2 rooms x 2 foods a split
     played = Counter()
     for split in ("train", "dev", "visits"):  # no dev folder: the loader keeps every DEV_EVERY-th train game
@@ -214,3 +249,10 @@ def test_negative_records_show_other_rooms_or_nothing_and_are_taught_none(small_
     assert any("applies: this room" in r for _, r in mixed)
     with pytest.raises(ValueError):
         Negatives(other_rooms=0.7, empty=0.7)
+    # with searching walks the same draws show the `searches` split's walk of the same task: look, miss, look again
+    searched = replies(Negatives(empty=1.0, search_split="searches"))
+    walks = sorted((g for g in household_games(SMALL) if g.split == "searches"),
+                   key=lambda g: g.task.folder_name(g.scene))
+    assert [re.search(r"<action>(.*)</action>", r)[1] for _, r in searched] == [a for g in walks for a in g.walkthrough]
+    assert all(NO_EXPERIENCE in p for p, _ in searched) and len(searched) > len(replies(Negatives(empty=1.0)))
+    assert replies(Negatives(search_split="searches")) == plain  # no draw, no searching walk

@@ -16,6 +16,10 @@ Splits (:func:`household_games`):
 - ``valid_unseen``: the *held-out households* (never trained in), each food into the garbage can.
 - ``visits``: in every household, each food carried to a surface: the expert's walkthroughs of these other
   tasks are the bank's only source for the held-out households and are never trained on.
+- ``searches``: the ``train`` tasks again, in the same order, walked as a policy without memory would have to
+  (:func:`search_walkthrough`: look where training households most often keep the food, miss, look again).
+  The SFT records of episodes shown no applicable entry come from these walks (``WarmRecipe.search_split``),
+  so a policy learns to look again after a miss instead of taking a food that is not there.
 - ``stream``: the held-out households' tasks again, ``stream_rounds`` times, for online evaluation (a bank that
   learns from the actor's own episodes): round r holds every (household, food) pair once, in a seeded order,
   with the distractors re-placed, so each occurrence is a game (and task id) of its own while the food stays
@@ -136,17 +140,47 @@ def walkthrough(household: Household, food: str, target: str) -> list[str]:
             + [f"take {obj} from {place}", f"go to {target.lower()} 1", f"move {obj} to {target.lower()} 1"])
 
 
+def search_order(household: Household, food: str, frequency: Counter) -> list[int]:
+    """The room's receptacles (indices; not the target) in the order a policy without memory looks: most often
+    the food's place in the training households first (``frequency`` counts names such as ``"drawer 1"``),
+    ties cheapest look first (open surfaces before closed receptacles), then by name."""
+    names = receptacle_names(household.scene)
+    return sorted((i for i, r in enumerate(household.scene.receptacles) if r != TARGET),
+                  key=lambda i: (-frequency[names[i]], _look_cost(household.scene, i), names[i]))
+
+
+def search_walkthrough(household: Household, food: str, target: str, frequency: Counter) -> list[str]:
+    """A win without memory: go to the receptacles in :func:`search_order` (opening closed ones) until the food
+    shows, then take it, go to the target and put it there. Longer than the step limit whenever the food is
+    not among the first looks: the walk is for SFT records (each look and miss is a turn), not a panel game."""
+    names = receptacle_names(household.scene)
+    looks = []
+    for index in search_order(household, food, frequency):
+        if index == household.places[food]:
+            break
+        looks += [f"go to {names[index]}"] + ([f"open {names[index]}"] if _look_cost(household.scene, index) == 2
+                                              else [])
+    return looks + walkthrough(household, food, target)
+
+
+def training_frequency(homes: list[Household], foods: tuple[str, ...]) -> dict[str, Counter]:
+    """For each food, how often ``homes`` keep it in each receptacle (by name, ``"drawer 1"``)."""
+    return {food: Counter(home.place(food) for home in homes) for food in foods}
+
+
 def _surface_targets(household: Household, food: str) -> list[str]:
     """Surface classes of the room the food may be carried to (not the class it already lies on)."""
     here = household.scene.receptacles[household.places[food]]
     return sorted({r for r in household.scene.receptacles if r in SURFACES and r != here})
 
 
-def _add_game(games: list[FamilyGame], split: str, home: Household, food: str, target: str) -> None:
-    """Append the game of carrying ``food`` to ``target`` in ``home``, its trial named by room, split and count."""
+def _add_game(games: list[FamilyGame], split: str, home: Household, food: str, target: str,
+              steps: list[str] | None = None) -> None:
+    """Append the game of carrying ``food`` to ``target`` in ``home``, its trial named by room, split and count;
+    its walkthrough ``steps`` (default: the shortest, :func:`walkthrough`)."""
     trial = f"trial_H{home.number}_{split[:2]}{sum(g.split == split for g in games):03d}"
     games.append(FamilyGame(split, trial, home.scene, Task("pick_and_place_simple", food, target),
-                            walkthrough(home, food, target)))
+                            steps or walkthrough(home, food, target)))
 
 
 def household_games(recipe: Recipe) -> list[FamilyGame]:
@@ -161,9 +195,11 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
     for home in homes:
         for food in foods:
             visit_targets[home.number, food] = rng.choice(_surface_targets(home, food))
+    frequency = training_frequency(training, foods)
     for home in training:
         for food in foods:
             _add_game(games, "train", home, food, TARGET)
+            _add_game(games, "searches", home, food, TARGET, search_walkthrough(home, food, TARGET, frequency[food]))
     pairs = [(home, food) for home in training for food in foods]
     for home, food in rng.sample(pairs, min(recipe.dev_games, len(pairs))):
         others = [t for t in _surface_targets(home, food) if t != visit_targets[home.number, food]]
@@ -268,8 +304,7 @@ def no_memory_ceiling(recipe: Recipe, practice: int = 0) -> dict:
     """The best no-memory policy computable from the training households, played out on the held-out panel.
 
     For each food it ranks the receptacles (``"drawer 1"``) by how often the training households kept that
-    food there (ties: cheapest look first, then name); in a held-out room it looks at the room's receptacles
-    in that order while the step limit still leaves the three steps a find needs (take, go, put). The returned
+    food there (:func:`search_order`); in a held-out room it looks at the room's receptacles in that order while the step limit still leaves the three steps a find needs (take, go, put). The returned
     ``rate`` is the share of held-out games it wins: no policy trained only on training households can know
     more about a held-out room than these frequencies. ``practice``: count that many practice rooms
     (:func:`practice_households`, GRPO's) as training households too.
@@ -278,15 +313,12 @@ def no_memory_ceiling(recipe: Recipe, practice: int = 0) -> dict:
     foods = FOODS[:recipe.foods]
     training, held_out = homes[:recipe.train_households], homes[recipe.train_households:]
     training += practice_households(recipe, practice) if practice else []
-    frequency = {food: Counter(home.place(food) for home in training) for food in foods}
+    frequency = training_frequency(training, foods)
     won = 0
     for home in held_out:
-        names = receptacle_names(home.scene)
         for food in foods:
-            order = sorted((i for i, r in enumerate(home.scene.receptacles) if r != TARGET),
-                           key=lambda i: (-frequency[food][names[i]], _look_cost(home.scene, i), names[i]))
             steps = 0
-            for index in order:
+            for index in search_order(home, food, frequency[food]):
                 steps += _look_cost(home.scene, index)
                 if steps + 3 > STEP_LIMIT:
                     break

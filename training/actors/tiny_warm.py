@@ -37,7 +37,7 @@ from expbank.training.agent.protocol import ProtocolSpec
 from expbank.training.agent.retrieve import Memory
 from expbank.training.agent.rows import tokenize_conversation
 from expbank.training.agent.targets import records_from_episode
-from expbank.trajectory import episodes_in_id_order
+from expbank.trajectory import Episode, episodes_in_id_order
 
 # ChatML, as SmolLM2 and Qwen2 use it; prefix-preserving, which agent/rows.py relies on.
 CHAT_TEMPLATE = (
@@ -82,6 +82,10 @@ class WarmRecipe:
     # share that show an empty block: both teach NONE and acting without memory (0, 0: every record retrieves)
     other_rooms_share: float = 0.0
     empty_share: float = 0.0
+    # a split of alfworld_data with alfworld_split's tasks in the same order, walked by searching (households'
+    # ``searches``): the negatives' records come from its episodes, so an episode shown no applicable entry is
+    # taught to look, miss and look again; with memory none the same share of records come from it (None: off)
+    search_split: str | None = None
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
@@ -90,7 +94,7 @@ class WarmRecipe:
                             source_chars=self.source_chars, guidance_tokens=self.guidance_tokens)
 
     def negatives(self) -> Negatives:
-        return Negatives(self.other_rooms_share, self.empty_share)
+        return Negatives(self.other_rooms_share, self.empty_share, self.search_split)
 
     def key(self) -> str:
         """Names the cache folder: the recipe, and the fingerprint of the ``alfworld_split`` games when
@@ -102,8 +106,12 @@ class WarmRecipe:
             fields["bank"] = content_hash(self.bank)
         if self.system == "full":  # the default adds nothing to the key (older keys stay)
             del fields["system"]
+        if self.search_split is None:  # the default adds nothing (older keys stay)
+            del fields["search_split"]
+        else:
+            fields["search_split"] = _games_fingerprint(self.alfworld_data, self.search_split)
         for name in ("other_rooms_share", "empty_share"):
-            if fields[name] == 0.0 or self.memory == "none":  # the defaults add nothing (older keys stay)
+            if fields[name] == 0.0 or self.memory == "none" and self.search_split is None:  # (older keys stay)
                 del fields[name]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
             for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens"):
@@ -116,10 +124,13 @@ class Negatives:
     """Which expert episodes' records show other rooms' entries or an empty block instead of what retrieval
     finds (a seeded draw per episode, in id order). Retrieval in the training rooms nearly always finds the
     room's own entry, so without them the policy seldom sees an entry that does not apply, or none at all:
-    it then copies whatever it is shown, and cannot act from an empty bank (an online run's first wave)."""
+    it then copies whatever it is shown, and cannot act from an empty bank (an online run's first wave).
+    Shown the expert's straight walk, such a record still teaches the room's place, which only a training room
+    has; with ``search_split`` it shows the walk a policy without memory can make in any room instead."""
 
     other_rooms: float = 0.0
     empty: float = 0.0
+    search_split: str | None = None  # the split whose episodes the negatives' records show (None: the same)
 
     def __post_init__(self):
         if not (0 <= self.other_rooms and 0 <= self.empty and self.other_rooms + self.empty <= 1):
@@ -143,9 +154,13 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
                          negatives: Negatives = Negatives()) -> list[list[dict]]:
     """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
     conversations, with the experience ``memory`` retrieves (default: none), ``negatives`` aside."""
-    source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
-    path = workdir / f"{env}-{split}-{source}-expert.jsonl"
-    collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
+    episodes = _expert_episodes(env, split, data_dir, workdir)
+    searches = None
+    if negatives.search_split is not None:
+        searches = _expert_episodes(env, negatives.search_split, data_dir, workdir)
+        if [_task_folder(e) for e in searches] != [_task_folder(e) for e in episodes]:
+            raise ValueError(f"{data_dir}: split {negatives.search_split!r} does not hold {split!r}'s tasks in "
+                             "the same order")
     memory = memory or MemoryConfig()
     spec = ProtocolSpec.of(memory, system)
     retrievers: dict[str, Memory | None] = {"own": None, "other": None, "empty": None}
@@ -157,13 +172,29 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
             retrievers["other"] = Memory.from_config(memory.model_copy(update={"rooms": "other"}), seed)
     draws = negatives.draws(seed)
     conversations = []
-    for episode in episodes_in_id_order(path):
+    for index, episode in enumerate(episodes):
         if episode.success:
-            conversations += records_from_episode(episode, spec, retrievers[next(draws)], history_length)
+            draw = next(draws)
+            shown = episode if draw == "own" or searches is None else searches[index]
+            if shown.success:
+                conversations += records_from_episode(shown, spec, retrievers[draw], history_length)
     if not conversations:
-        raise RuntimeError(f"{path}: no won expert episode of {env}/{split} to warm up on (delete the file to "
-                           "collect it again)")
+        raise RuntimeError(f"{env}/{split}: no won expert episode to warm up on (delete its file under {workdir} "
+                           "to collect it again)")
     return conversations
+
+
+def _expert_episodes(env: str, split: str, data_dir: str | None, workdir: Path) -> list[Episode]:
+    """The expert's episodes of ``split`` in id order, collected once into ``workdir`` (no step limit)."""
+    source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
+    path = workdir / f"{env}-{split}-{source}-expert.jsonl"
+    collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
+    return list(episodes_in_id_order(path))
+
+
+def _task_folder(episode: Episode) -> str:
+    """The task's folder (``pick_and_place_simple-Egg-None-GarbageCan-701``): the task without its trial."""
+    return episode.task_id.rsplit("/", 1)[0]
 
 
 def train_tokenizer(texts: list[str], vocab_size: int):
