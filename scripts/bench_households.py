@@ -105,7 +105,8 @@ def render(args: argparse.Namespace) -> dict:
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share", "search_negatives")
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate")  # kept in OUT/grpo/options.json
-LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False}  # a folder made before they existed used these
+# a folder made before these options existed used these values
+LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False}
 
 
 def keep_options(out: Path, options: dict) -> None:

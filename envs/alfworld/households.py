@@ -133,11 +133,15 @@ def households(recipe: Recipe) -> list[Household]:
 
 def walkthrough(household: Household, food: str, target: str) -> list[str]:
     """The shortest win: go to the food's place (open it if closed), take it, go to the target, put it there."""
-    place = household.place(food)
-    closed = household.scene.receptacles[household.places[food]].endswith("*")
-    obj = f"{food.lower()} 1"
-    return ([f"go to {place}"] + ([f"open {place}"] if closed else [])
-            + [f"take {obj} from {place}", f"go to {target.lower()} 1", f"move {obj} to {target.lower()} 1"])
+    place, obj = household.place(food), f"{food.lower()} 1"
+    return _look(household, household.places[food]) + [f"take {obj} from {place}", f"go to {target.lower()} 1",
+                                                       f"move {obj} to {target.lower()} 1"]
+
+
+def _look(household: Household, index: int) -> list[str]:
+    """Go to the receptacle and, if it is closed, open it: what it takes to see what lies there."""
+    name = receptacle_names(household.scene)[index]
+    return [f"go to {name}"] + ([f"open {name}"] if household.scene.receptacles[index].endswith("*") else [])
 
 
 def search_order(household: Household, food: str, frequency: Counter) -> list[int]:
@@ -153,14 +157,9 @@ def search_walkthrough(household: Household, food: str, target: str, frequency: 
     """A win without memory: go to the receptacles in :func:`search_order` (opening closed ones) until the food
     shows, then take it, go to the target and put it there. Longer than the step limit whenever the food is
     not among the first looks: the walk is for SFT records (each look and miss is a turn), not a panel game."""
-    names = receptacle_names(household.scene)
-    looks = []
-    for index in search_order(household, food, frequency):
-        if index == household.places[food]:
-            break
-        looks += [f"go to {names[index]}"] + ([f"open {names[index]}"] if _look_cost(household.scene, index) == 2
-                                              else [])
-    return looks + walkthrough(household, food, target)
+    order = search_order(household, food, frequency)
+    misses = order[:order.index(household.places[food])]
+    return [action for index in misses for action in _look(household, index)] + walkthrough(household, food, target)
 
 
 def training_frequency(homes: list[Household], foods: tuple[str, ...]) -> dict[str, Counter]:
@@ -304,7 +303,8 @@ def no_memory_ceiling(recipe: Recipe, practice: int = 0) -> dict:
     """The best no-memory policy computable from the training households, played out on the held-out panel.
 
     For each food it ranks the receptacles (``"drawer 1"``) by how often the training households kept that
-    food there (:func:`search_order`); in a held-out room it looks at the room's receptacles in that order while the step limit still leaves the three steps a find needs (take, go, put). The returned
+    food there (:func:`search_order`); in a held-out room it looks at the room's receptacles in that order
+    while the step limit still leaves the three steps a find needs (take, go, put). The returned
     ``rate`` is the share of held-out games it wins: no policy trained only on training households can know
     more about a held-out room than these frequencies. ``practice``: count that many practice rooms
     (:func:`practice_households`, GRPO's) as training households too.
