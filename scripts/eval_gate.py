@@ -352,6 +352,32 @@ MARKETING_FIFTH = [
     "and save 75 cents on two.", "Give it a good shake and let the kids decorate.",
 ]
 
+# A sixth set, written on 2026-12-03 before the two-stage detector was tried and scored only by the final
+# fit (never while choosing it): hotels, restaurants, streaming, cosmetics, home improvement, bikes,
+# outdoor gear, stationery, cleaning products, charity shops, and lines that address the reader directly.
+MARKETING_SIXTH = [
+    "Check in from 3 pm; late checkout is free for members.", "Reserve a table online and skip the wait.",
+    "Stream the first episode free, then decide.", "Cancel your plan anytime from the settings page.",
+    "Dab a little under your eyes and blend with your ring finger.", "Patch test 24 hours before full use.",
+    "Prime the wall first for the truest color.", "Stir the paint well and apply two thin coats.",
+    "Adjust the saddle so your knee is slightly bent at the bottom.", "Lube the chain every 300 km.",
+    "Pitch the tent in under five minutes - no instructions needed.", "Stake the corners before you add the fly.",
+    "Write it, stamp it, send it: the cards come with envelopes.", "Spray, wait thirty seconds, wipe away.",
+    "Dilute one capful in a bucket of warm water.", "Every purchase supports our animal shelter.",
+    "Drop in on Saturdays for half-price books.", "You deserve a night off - let us do the cooking.",
+    "Go on, add the extra shot.", "Trade in your old bike and ride away on a new one.",
+    "Show your student card for 15% off.", "Keep the box: returns are free for 100 days.",
+    "Ask our staff to gift-wrap it for you.", "Fill in the form and a specialist will call you back.",
+    "Sign up for the newsletter and never miss a drop.", "Pin it, save it, come back to it later.",
+    "Follow us for behind-the-scenes looks.", "Try it for 30 nights and send it back if it isn't right.",
+    "Hang to dry; do not tumble dry.", "Store in a cool, dry place away from sunlight.",
+    "Shake well and spray from 20 cm away.", "Swipe up to shop the look.",
+    "Don't forget the batteries - add a 4-pack for $3.", "Hurry: the early-bird price ends at midnight.",
+    "Switch off the stove before you leave the kitchen.", "Book now, pay at the hotel.",
+    "Choose your delivery slot at checkout.", "Make it yours with free monogramming.",
+    "Be the first to know when the new colors land.", "Tell us your size and we'll do the rest.",
+]
+
 def copy_fp(count: int) -> dict[str, dict]:
     out = {}
     for name, texts in (("marketing copy", MARKETING), ("non-English titles and copy", FOREIGN),
@@ -360,7 +386,8 @@ def copy_fp(count: int) -> dict[str, dict]:
                         ("marketing copy (third set)", MARKETING_THIRD),
                         ("non-English titles (third set)", FOREIGN_THIRD),
                         ("marketing copy (fourth set)", MARKETING_FOURTH),
-                        ("marketing copy (fifth set)", MARKETING_FIFTH)):
+                        ("marketing copy (fifth set)", MARKETING_FIFTH),
+                        ("marketing copy (sixth set)", MARKETING_SIXTH)):
         flagged = [t for t, found in zip(texts, scan_texts(texts, head="obs"), strict=True) if found]
         out[name] = {"texts": len(texts), "false_positives": len(flagged), "examples": flagged[:10]}
         print(f"{name:32s} texts={len(texts):5d} false positives={len(flagged)}", flush=True)
