@@ -10,8 +10,8 @@ observations and goals, WebShop-style pages and product copy (imperative marketi
 product facts, and copy in the shapes the wider styles take: questions, conditionals, numbered steps, social
 proof, key-value data), non-English titles in several shapes, and the rule summariser's own entries as
 the gate scans them. The bundled trajectories, the
-100k catalog and the marketing set of ``scripts/eval_gate.py`` are kept out, so they measure false positives
-on text the detector was not fitted on.
+100k catalog and the hand-written sets of ``scripts/gate_copy_sets.py`` are kept out, so they measure false
+positives on text the detector was not fitted on.
 
 Each row is ``{"text", "label", "cls", "head"}``: ``head`` ``both`` is fitted by both detector heads,
 ``any`` only by the head for summariser-written text (advice is normal there, foreign in an observation).
