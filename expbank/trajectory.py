@@ -67,7 +67,9 @@ class Episode(BaseModel):
     retries: int = Field(0, ge=0)
 
 
-SPLIT_NAMES = ("valid_unseen", "valid_seen", "visits", "stream", "moved", "unmoved", "searches", "train", "dev", "test")  # a prefix test picks right
+# longer names first where one is a prefix of another, so a prefix test picks right
+SPLIT_NAMES = ("valid_unseen", "valid_seen", "visits", "stream", "moved", "unmoved", "searches", "train", "dev",
+               "test")
 _TRAINING_SUFFIX = re.compile(r"-it(\d+)-g(\d+)$")
 
 

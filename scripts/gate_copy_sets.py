@@ -175,9 +175,10 @@ MARKETING_FIFTH = [
     "and save 75 cents on two.", "Give it a good shake and let the kids decorate.",
 ]
 
-# A sixth set, written on 2026-12-03 before the two-stage detector was tried and scored only by the final
-# fit (never while choosing it): hotels, restaurants, streaming, cosmetics, home improvement, bikes,
-# outdoor gear, stationery, cleaning products, charity shops, and lines that address the reader directly.
+# A sixth set, written on 2026-12-03 before that day's detector trials and never edited after seeing a score:
+# hotels, restaurants, streaming, cosmetics, home improvement, bikes, outdoor gear, stationery, cleaning
+# products, charity shops, and lines that address the reader directly. Scored twice, by the trial's
+# service-line fit and by the shipped fit, each after it was chosen (docs/bank.md); no fit was chosen on it.
 MARKETING_SIXTH = [
     "Check in from 3 pm; late checkout is free for members.", "Reserve a table online and skip the wait.",
     "Stream the first episode free, then decide.", "Cancel your plan anytime from the settings page.",
