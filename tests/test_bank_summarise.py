@@ -75,7 +75,8 @@ def test_goal_object_reads_every_alfworld_goal_template():
 
 def test_a_failure_that_never_found_the_object_says_where_it_looked():
     """The not-found warning lists the places seen without the task's object, in the order looked at: not a
-    closed one (nothing seen), not one where it lay; none once the episode took the object."""
+    closed one (nothing seen), not one where it lay; none once the episode took the object (a refused take of
+    it, where it did not lie, takes nothing)."""
     room = ("You are in the middle of a room. Looking quickly around you, you see a desk 1, a drawer 1, a shelf 1, "
             "and a garbagecan 1.\n\nYour task is to: put a apple in garbagecan.")
     pairs = [(room, "go to drawer 1"), ("You arrive at drawer 1. The drawer 1 is closed.", "open drawer 1"),
@@ -88,6 +89,12 @@ def test_a_failure_that_never_found_the_object_says_where_it_looked():
     assert warning.guidance.startswith("The apple was not in/on drawer 1, desk 1 here")
     assert warning.situation.startswith(room.split("\n")[0]) and "first find and take the apple" in warning.situation
     assert warning.provenance.steps == [0]
+    blind = list(pairs)  # a take of the apple where none lay is refused (invalid): it took nothing
+    blind[3] = ("You arrive at desk 1. On the desk 1, you see a mug 1, and a pineapple 1.", "take apple 1 from desk 1")
+    blind[4] = ("Nothing happens.", "go to shelf 1")
+    tried = episode("alfworld", "pick_and_place_simple", "put a apple in garbagecan.", blind, False, invalid=(3,))
+    assert not_found(next(e for e in RuleSummariser().summarise(tried) if not_found(e))) == \
+        ("apple", ["drawer 1", "desk 1"])
     pairs[3] = ("You arrive at desk 1. On the desk 1, you see a apple 1.", "go to shelf 1")
     seen = episode("alfworld", "pick_and_place_simple", "put a apple in garbagecan.", pairs, False)
     assert not_found(next(e for e in RuleSummariser().summarise(seen) if not_found(e))) == ("apple", ["drawer 1"])

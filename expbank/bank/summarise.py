@@ -273,7 +273,7 @@ def seen_without(episode: Episode, place: str, obj: str) -> bool:
 
 
 def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry]:
-    """A failed episode that never took the object its task names: a warning of where it looked and did not
+    """A failed episode that never took the object its task names (a refused take is no take): a warning of where it looked and did not
     see it, for the situation a find strategy of that room is written for (so the two rank alike).
 
     Without it a room whose object moved is relearnt only by luck: an actor shown no entry of this room, or
@@ -281,8 +281,9 @@ def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry
     memory"). :func:`expbank.bank.curation.retire_disproved` retires it once an episode finds the object at
     one of those places."""
     what = goal_object(episode.task)
-    if what is None or not episode.steps or any(
-            (fact := taken(step.action)) and bare_name(fact[0]) == what for step in episode.steps):
+    if what is None or not episode.steps or any(  # a refused take (invalid: it was not there) took nothing
+            not step.invalid and (fact := taken(step.action)) and bare_name(fact[0]) == what
+            for step in episode.steps):
         return []
     actions = [said(step.action) for step in episode.steps]
     visited = [action[len("go to "):] for action in actions if action.startswith("go to ")]
