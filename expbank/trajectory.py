@@ -68,8 +68,8 @@ class Episode(BaseModel):
 
 
 # longer names first where one is a prefix of another, so a prefix test picks right
-SPLIT_NAMES = ("valid_unseen", "valid_seen", "visits", "stream", "moved", "unmoved", "searches", "train", "dev",
-               "test")
+SPLIT_NAMES = ("valid_unseen", "valid_seen", "visits", "stream", "moved", "unmoved", "searches", "warned", "train",
+               "dev", "test")
 _TRAINING_SUFFIX = re.compile(r"-it(\d+)-g(\d+)$")
 
 

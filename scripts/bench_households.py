@@ -103,10 +103,10 @@ def render(args: argparse.Namespace) -> dict:
 
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
-                  "other_rooms_share", "empty_share", "search_negatives")
+                  "other_rooms_share", "empty_share", "search_negatives", "warned_share")
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate")  # kept in OUT/grpo/options.json
 # a folder made before these options existed used these values
-LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False}
+LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -137,7 +137,8 @@ def write_yaml(path: Path, tree: dict) -> Path:
 def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) -> Path:
     return households.tiny_policy(games, memory, out, args.seed, args.sft_steps, args.sft_learning_rate,
                                   render(args), args.system, other_rooms_share=args.other_rooms_share,
-                                  empty_share=args.empty_share, search=args.search_negatives)
+                                  empty_share=args.empty_share, search=args.search_negatives,
+                                  warned_share=args.warned_share)
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
@@ -247,15 +248,19 @@ def main() -> None:
     parser.add_argument("--search-negatives", action="store_true", help="--small: those episodes' records are "
                         "the searching walks of the same tasks (look, miss, look again; the games' 'searches' "
                         "split), and sft-none gets the same share of them")
+    parser.add_argument("--warned-share", type=float, default=0.0, help="--small: share of training episodes "
+                        "shown the not-found warning of a first attempt that missed, answered by a second attempt "
+                        "that looks elsewhere (the games' 'warned' split); sft-none gets the same walks, no block")
     args = parser.parse_args()
     if args.table:
         print(seed_table(args.table), end="")
         return
     if args.out is None:
         parser.error("--out is required (or --table)")
-    if (args.other_rooms_share or args.empty_share or args.search_negatives) and not args.small:
-        parser.error("--other-rooms-share, --empty-share and --search-negatives train tiny-warm policies: add "
-                     "--small")
+    if (args.other_rooms_share or args.empty_share or args.search_negatives or args.warned_share) \
+            and not args.small:
+        parser.error("--other-rooms-share, --empty-share, --search-negatives and --warned-share train tiny-warm "
+                     "policies: add --small")
     if args.search_negatives and not (args.other_rooms_share or args.empty_share):
         parser.error("--search-negatives replaces the walks of --other-rooms-share and --empty-share episodes: "
                      "set either")
@@ -360,7 +365,8 @@ def main() -> None:
                              "no_memory_ceiling": no_memory_ceiling(recipe), "policy": "tiny-warm" if args.small
                              else args.model, "sft_steps": args.sft_steps, "k": args.k, "system": args.system,
                              "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
-                             "search_negatives": args.search_negatives, "constructed_panel": True}
+                             "search_negatives": args.search_negatives, "warned_share": args.warned_share,
+                             "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, PRACTICE_HOUSEHOLDS)
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
@@ -368,7 +374,8 @@ def main() -> None:
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
              f"seed {args.seed}, policy {summary['households']['policy']} ({args.sft_steps} SFT steps, k={args.k}, "
              f"system {args.system}, negatives other/empty {args.other_rooms_share}/{args.empty_share}"
-             f"{', searching walks' if args.search_negatives else ''}), "
+             f"{', searching walks' if args.search_negatives else ''}"
+             f"{f', warned {args.warned_share}' if args.warned_share else ''}), "
              "no-memory ceiling "
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"

@@ -53,13 +53,13 @@ def test_households_differ_in_layout_and_keep_each_food_in_one_place():
     assert len({h.scene.receptacles for h in homes}) == len(homes) == 32
     assert len({h.number for h in homes}) == 32
     games = household_games(recipe)
-    assert Counter(g.split for g in games) == {"train": 144, "searches": 144, "dev": 12, "valid_unseen": 48,
-                                               "visits": 192, "stream": 4 * 48}
+    assert Counter(g.split for g in games) == {"train": 144, "searches": 144, "warned": 144, "dev": 12,
+                                               "valid_unseen": 48, "visits": 192, "stream": 4 * 48}
     by_number = {h.number: h for h in homes}
     for game in games:  # the walkthrough takes the food where its household keeps it, in every split
         home = by_number[game.scene.number]
         assert f"take {game.task.obj.lower()} 1 from {home.place(game.task.obj)}" in game.walkthrough
-        assert len(game.walkthrough) <= STEP_LIMIT or game.split == "searches"
+        assert len(game.walkthrough) <= STEP_LIMIT or game.split in ("searches", "warned")
         assert game.task.recep == TARGET or game.task.recep != home.scene.receptacles[home.places[game.task.obj]]
     held_out = {g.scene.number for g in games if g.split == "valid_unseen"}
     trained = {g.scene.number for g in games if g.split in ("train", "dev")}
@@ -98,6 +98,16 @@ def test_search_walks_look_in_the_no_memory_order_until_the_food_shows():
                    {c.lower() for c in CLOSED})
         misses += bool(looked)
     assert 0.4 * len(train) < misses < len(train)  # most walks miss at least once; some find at once
+    skipped = Counter()
+    for search, warned in zip(searches, (g for g in games if g.split == "warned"), strict=True):
+        assert (warned.scene, warned.task) == (search.scene, search.task)
+        looks = [a for a in search.walkthrough if a.startswith("go to ")]
+        again = [a for a in warned.walkthrough if a.startswith("go to ")]
+        # the second attempt: the searching walk without its first one or two misses (none to skip: the same)
+        skipped[len(looks) - len(again)] += 1
+        assert looks[len(looks) - len(again):] == again and len(again) >= 2  # the food's place and the target
+        assert search.walkthrough[-len(warned.walkthrough):] == warned.walkthrough
+    assert skipped[1] and skipped[2] and set(skipped) <= {0, 1, 2}
 
 
 def test_the_moved_stream_differs_from_the_unmoved_one_by_the_food_places_alone():
@@ -256,3 +266,47 @@ def test_negative_records_show_other_rooms_or_nothing_and_are_taught_none(small_
     assert [re.search(r"<action>(.*)</action>", r)[1] for _, r in searched] == [a for g in walks for a in g.walkthrough]
     assert all(NO_EXPERIENCE in p for p, _ in searched) and len(searched) > len(replies(Negatives(empty=1.0)))
     assert replies(Negatives(search_split="searches")) == plain  # no draw, no searching walk
+
+
+def test_warned_records_show_the_first_attempts_warning_and_look_elsewhere(small_bank, tmp_path):
+    """tiny-warm's warned draws: the block holds the not-found warning the rule summariser writes of the first
+    attempt (the real searching episode cut after its misses), the critique applies it, and the answer is the
+    second attempt's walk, which never goes to a place the warning names; without memory, the same walk."""
+    from expbank.bank.summarise import not_found
+    from expbank.config import MemoryConfig
+    from expbank.training.actors.tiny_warm import Negatives, expert_conversations, first_attempt_warning
+    from expbank.training.agent.collect import collect
+    from expbank.trajectory import episodes_in_id_order
+
+    root, bank = small_bank
+    warned = Negatives(warned=1.0, warned_splits=("searches", "warned"))
+    conversations = expert_conversations("alfworld", 1, tmp_path, "train", str(root),
+                                         MemoryConfig(mode="bank", bank=str(bank), k=1), seed=0, negatives=warned)
+    applied = 0
+    for conversation in conversations:
+        prompt, reply = conversation[-2]["content"], conversation[-1]["content"]
+        named = re.search(r"The (\w+) was not in/on (.+?) here when looked at", prompt)
+        action = re.search(r"<action>(.*)</action>", reply)[1]
+        if named:
+            applied += f"applies: not at {named[2]}" in reply and f"{named[1]}: not at {named[2]}" in reply
+            assert all(action not in (f"go to {p}", f"open {p}") for p in named[2].split(", "))
+    assert applied >= len(conversations) // 3
+    blind = expert_conversations("alfworld", 1, tmp_path, "train", str(root), MemoryConfig(), seed=0, negatives=warned)
+    walks = sorted((g for g in household_games(SMALL) if g.split == "warned"), key=lambda g: g.task.folder_name(g.scene))
+    assert [re.search(r"<action>(.*)</action>", c[-1]["content"])[1] for c in blind] == \
+        [a for g in walks for a in g.walkthrough]
+    assert not any("experience>" in m["content"] for c in blind for m in c)
+    for split in ("searches", "warned"):
+        collect("alfworld", split, "expert", tmp_path / f"{split}.jsonl", data_dir=str(root), workers=1,
+                progress=False)
+    pairs = zip(*(episodes_in_id_order(tmp_path / f"{s}.jsonl") for s in ("searches", "warned")), strict=True)
+    for search, second in pairs:
+        warning = first_attempt_warning(search, second)
+        skipped = len(search.steps) != len(second.steps)
+        assert (warning is not None) == skipped
+        if warning:  # grounded in the cut episode: the places it looked at and saw without the food
+            what, places = not_found(warning)
+            assert what in search.task and all(f"go to {p}" in [s.action for s in search.steps] for p in places)
+            assert all(f"go to {p}" not in [s.action for s in second.steps] for p in places)
+    with pytest.raises(ValueError):
+        Negatives(warned=0.5)  # which splits?

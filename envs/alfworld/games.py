@@ -23,11 +23,13 @@ from expbank.envs.alfworld.authoring import TASK_TYPES
 from expbank.envs.errors import EnvDataError
 
 BUNDLED_ROOT = Path(__file__).resolve().parent.parent / "data" / "alfworld"
-# `visits`, `stream`, `moved`, `unmoved` and `searches` are splits of the project's own families only
+# `visits`, `stream`, `moved`, `unmoved`, `searches` and `warned` are splits of the project's own families only
 # (envs/alfworld/households.py): episodes that feed a bank and are never trained on, the held-out tasks
 # recurring for online evaluation, that stream continued after the rooms rearranged (or not), and the
-# training tasks walked by searching (the SFT records of episodes shown no applicable entry).
-SPLITS = ("train", "dev", "valid_seen", "valid_unseen", "visits", "stream", "moved", "unmoved", "searches")
+# training tasks walked by searching (the SFT records of episodes shown no applicable entry) and walked again
+# after a first attempt missed (the records of episodes shown a not-found warning).
+SPLITS = ("train", "dev", "valid_seen", "valid_unseen", "visits", "stream", "moved", "unmoved", "searches",
+          "warned")
 # Full ALFWorld data has no dev split: every DEV_EVERY-th train game (sorted task ids, starting with
 # the first) is held out as `dev` for model selection, and `train` is the rest.
 DEV_EVERY = 25

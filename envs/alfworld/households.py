@@ -20,6 +20,11 @@ Splits (:func:`household_games`):
   (:func:`search_walkthrough`: look where training households most often keep the food, miss, look again).
   The SFT records of episodes shown no applicable entry come from these walks (``WarmRecipe.search_split``),
   so a policy learns to look again after a miss instead of taking a food that is not there.
+- ``warned``: the ``train`` tasks again, in the same order, walked as a second attempt after a first one
+  missed (:func:`warned_walkthrough`: the ``searches`` walk without its first one or two misses, a seeded draw;
+  the straight walk where the first look finds the food). The SFT records of ``WarmRecipe``'s warned draws show
+  the not-found warning the bank writes of the first attempt (the ``searches`` walk cut after those misses) and
+  this walk as the answer, so a policy learns to look elsewhere than a warning of its room says.
 - ``stream``: the held-out households' tasks again, ``stream_rounds`` times, for online evaluation (a bank that
   learns from the actor's own episodes): round r holds every (household, food) pair once, in a seeded order,
   with the distractors re-placed, so each occurrence is a game (and task id) of its own while the food stays
@@ -162,6 +167,14 @@ def search_walkthrough(household: Household, food: str, target: str, frequency: 
     return [action for index in misses for action in _look(household, index)] + walkthrough(household, food, target)
 
 
+def warned_walkthrough(household: Household, food: str, target: str, frequency: Counter, skipped: int) -> list[str]:
+    """:func:`search_walkthrough` without its first ``skipped`` misses (fewer where it has fewer): the second
+    attempt of a policy told that the food was not where the first attempt looked."""
+    order = search_order(household, food, frequency)
+    misses = order[:order.index(household.places[food])][skipped:]
+    return [action for index in misses for action in _look(household, index)] + walkthrough(household, food, target)
+
+
 def training_frequency(homes: list[Household], foods: tuple[str, ...]) -> dict[str, Counter]:
     """For each food, how often ``homes`` keep it in each receptacle (by name, ``"drawer 1"``)."""
     return {food: Counter(home.place(food) for home in homes) for food in foods}
@@ -195,10 +208,13 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
         for food in foods:
             visit_targets[home.number, food] = rng.choice(_surface_targets(home, food))
     frequency = training_frequency(training, foods)
+    warned_rng = random.Random(recipe.seed + 5)  # its own draws: the other splits stay as they were
     for home in training:
         for food in foods:
             _add_game(games, "train", home, food, TARGET)
             _add_game(games, "searches", home, food, TARGET, search_walkthrough(home, food, TARGET, frequency[food]))
+            _add_game(games, "warned", home, food, TARGET,
+                      warned_walkthrough(home, food, TARGET, frequency[food], warned_rng.randint(1, 2)))
     pairs = [(home, food) for home in training for food in foods]
     for home, food in rng.sample(pairs, min(recipe.dev_games, len(pairs))):
         others = [t for t in _surface_targets(home, food) if t != visit_targets[home.number, food]]

@@ -28,7 +28,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from expbank.bank.entry import Entry
 from expbank.bank.store import content_hash
+from expbank.bank.summarise import alfworld_not_found, goal_object, not_found
 from expbank.config import MemoryConfig
 from expbank.envs.alfworld.games import game_set_hash, list_games
 from expbank.paths import cache_dir
@@ -86,6 +88,11 @@ class WarmRecipe:
     # ``searches``): the negatives' records come from its episodes, so an episode shown no applicable entry is
     # taught to look, miss and look again; with memory none the same share of records come from it (None: off)
     search_split: str | None = None
+    # with a bank, the share of expert episodes whose records show a not-found warning of the room's first attempt
+    # and the second attempt's walk (households' ``searches`` and ``warned`` splits, ``warned_splits``), so the
+    # policy learns to look elsewhere than a warning says (0: none); without memory the same walks, no block
+    warned_share: float = 0.0
+    warned_splits: tuple[str, str] | None = None
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
@@ -94,7 +101,8 @@ class WarmRecipe:
                             source_chars=self.source_chars, guidance_tokens=self.guidance_tokens)
 
     def negatives(self) -> Negatives:
-        return Negatives(self.other_rooms_share, self.empty_share, self.search_split)
+        return Negatives(self.other_rooms_share, self.empty_share, self.search_split, self.warned_share,
+                         self.warned_splits)
 
     def key(self) -> str:
         """Names the cache folder: the recipe, and the fingerprint of the ``alfworld_split`` games when
@@ -111,8 +119,13 @@ class WarmRecipe:
         else:
             fields["search_split"] = _games_fingerprint(self.alfworld_data, self.search_split)
         for name in ("other_rooms_share", "empty_share"):
-            if fields[name] == 0.0 or self.memory == "none" and self.search_split is None:  # (older keys stay)
+            if fields[name] == 0.0 or self.memory == "none" and self.search_split is None \
+                    and not self.warned_share:  # (older keys stay)
                 del fields[name]
+        if not self.warned_share:  # the default adds nothing (older keys stay)
+            del fields["warned_share"], fields["warned_splits"]
+        else:
+            fields["warned_splits"] = [_games_fingerprint(self.alfworld_data, split) for split in self.warned_splits]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
             for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens"):
                 del fields[name]
@@ -131,17 +144,23 @@ class Negatives:
     other_rooms: float = 0.0
     empty: float = 0.0
     search_split: str | None = None  # the split whose episodes the negatives' records show (None: the same)
+    warned: float = 0.0  # the share shown a not-found warning of a first attempt, answered by a second attempt
+    warned_splits: tuple[str, str] | None = None  # the splits of the first and second attempts
 
     def __post_init__(self):
-        if not (0 <= self.other_rooms and 0 <= self.empty and self.other_rooms + self.empty <= 1):
-            raise ValueError(f"negative shares must be >= 0 and sum to <= 1, not {self.other_rooms}, {self.empty}")
+        shares = (self.other_rooms, self.empty, self.warned)
+        if min(shares) < 0 or sum(shares) > 1:
+            raise ValueError(f"negative shares must be >= 0 and sum to <= 1, not {', '.join(map(str, shares))}")
+        if self.warned and self.warned_splits is None:
+            raise ValueError("a warned share needs warned_splits (the first and second attempts' splits)")
 
     def draws(self, seed: int) -> Iterator[str]:
-        """``own``, ``other`` or ``empty`` for each episode in turn."""
+        """``own``, ``other``, ``empty`` or ``warned`` for each episode in turn."""
         rng = random.Random(f"negatives-{seed}")
         while True:
             roll = rng.random()
-            yield "empty" if roll < self.empty else "other" if roll < self.empty + self.other_rooms else "own"
+            yield "empty" if roll < self.empty else "other" if roll < self.empty + self.other_rooms else \
+                "warned" if roll < self.empty + self.other_rooms + self.warned else "own"
 
 
 def _games_fingerprint(data_dir: str, split: str) -> str:
@@ -170,11 +189,24 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
             if env != "alfworld":
                 raise ValueError("other_rooms_share needs ALFWorld's rooms")
             retrievers["other"] = Memory.from_config(memory.model_copy(update={"rooms": "other"}), seed)
+    firsts = seconds = None
+    if negatives.warned:
+        firsts, seconds = (_expert_episodes(env, split, data_dir, workdir) for split in negatives.warned_splits)
+        for name, attempts in zip(negatives.warned_splits, (firsts, seconds), strict=True):
+            if [_task_folder(e) for e in attempts] != [_task_folder(e) for e in episodes]:
+                raise ValueError(f"{data_dir}: split {name!r} does not hold {split!r}'s tasks in the same order")
     draws = negatives.draws(seed)
     conversations = []
     for index, episode in enumerate(episodes):
         if episode.success:
             draw = next(draws)
+            if draw == "warned":
+                warning = first_attempt_warning(firsts[index], seconds[index]) if seconds[index].success else None
+                if warning is not None:
+                    conversations += records_from_episode(seconds[index], spec, retrievers["own"], history_length,
+                                                          [warning] if retrievers["own"] else None)
+                    continue
+                draw = "own"  # the first look finds the food: no first attempt misses it
             shown = episode if draw == "own" or searches is None else searches[index]
             if shown.success:
                 conversations += records_from_episode(shown, spec, retrievers[draw], history_length)
@@ -182,6 +214,22 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
         raise RuntimeError(f"{env}/{split}: no won expert episode to warm up on (delete its file under {workdir} "
                            "to collect it again)")
     return conversations
+
+
+def first_attempt_warning(search: Episode, second: Episode) -> Entry | None:
+    """The not-found warning the rule summariser writes of a first attempt that looked at the places ``second``
+    (a second attempt's walk) skips: the searching walk ``search`` cut after those looks, as an episode that ran
+    out of steps there would end (None when ``second`` skips nothing)."""
+    def places(episode: Episode) -> list[str]:
+        return [step.action[len("go to "):] for step in episode.steps if step.action.startswith("go to ")]
+
+    skipped = [place for place in places(search) if place not in places(second)]
+    if not skipped:
+        return None
+    looks = [t for t, step in enumerate(search.steps) if step.action.endswith(f" {skipped[-1]}")]
+    cut = search.model_copy(update={"steps": search.steps[:looks[-1] + 2], "success": False, "score": 0.0})
+    warnings = alfworld_not_found(cut)
+    return warnings[0] if warnings and not_found(warnings[0]) == (goal_object(search.task), skipped) else None
 
 
 def _expert_episodes(env: str, split: str, data_dir: str | None, workdir: Path) -> list[Episode]:

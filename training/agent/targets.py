@@ -13,7 +13,9 @@ the experience retrieved with the episode's own task excluded) and a target answ
 What "applies" means depends on the environment. In ALFWorld an item applies when it records where the goal
 object was found *in this room* (an entry made in the same ALFRED scene whose actions take that object):
 "[1] applies: this room", reconstructed as the item's own action "take egg 1 from drawer 1" (verbatim, so the
-policy copies it rather than rephrasing it). Any other item does not ("another room", or "not where the egg
+policy copies it rather than rephrasing it). A not-found warning of this room about the goal object applies too,
+as where the object is not: "[1] applies: not at sidetable 1", reconstructed "egg: not at sidetable 1". Any
+other item does not ("another room", or "not where the egg
 is" for a same-room entry about another object): where things are kept is the fact an ALFWorld episode
 can carry to the next, and it holds only in its room. In WebShop an item applies when it is about the same kind
 of task; its guidance's first sentence is reconstructed.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import re
 
 from expbank.bank.entry import Entry
+from expbank.bank.summarise import not_found
 from expbank.envs.alfworld.games import room_of, task_parts
 from expbank.training.agent import conversation
 from expbank.training.agent.protocol import ProtocolSpec
@@ -88,6 +91,10 @@ def _alfworld_verdict(entry: Entry, task_type: str, task_id: str, action: str) -
     if parts["room"] not in {room_of(t) for t in entry.provenance.task_ids}:
         return "does not apply: another room", None
     obj = parts["object"].lower()
+    missed = not_found(entry)
+    if missed is not None and missed[0] == obj:
+        places = ", ".join(missed[1])
+        return f"applies: not at {places}", f"{obj}: not at {places}"
     took = taking(entry, obj)
     if took is None:
         return f"does not apply: not where the {obj} is", None
@@ -105,13 +112,14 @@ def _render(blocks: dict[str, str], tags: tuple[str, ...]) -> str:
 
 
 def records_from_episode(episode: Episode, spec: ProtocolSpec, memory: Memory | None,
-                         history_length: int) -> list[list[dict]]:
-    """One conversation per step of a successful expert episode, built as the rollout builds its turns."""
+                         history_length: int, shown: list[Entry] | None = None) -> list[list[dict]]:
+    """One conversation per step of a successful expert episode, built as the rollout builds its turns; with
+    ``shown``, every step's block holds those entries instead of what ``memory`` retrieves."""
     records = []
     history: list[tuple[str, str]] = []
     for step in episode.steps:
-        entries = []
-        if memory is not None:
+        entries = list(shown or [])
+        if memory is not None and shown is None:
             observation = memory.query_observation(step.observation, episode.steps[0].observation)
             entries = memory.retrieve(task=episode.task, observation=observation, task_id=episode.task_id,
                                       env=episode.env)

@@ -39,15 +39,18 @@ def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: flo
 
 def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, learning_rate: float,
                 render: dict | None = None, system: str = "full", progress: bool = True,
-                other_rooms_share: float = 0.0, empty_share: float = 0.0, search: bool = False) -> Path:
+                other_rooms_share: float = 0.0, empty_share: float = 0.0, search: bool = False,
+                warned_share: float = 0.0) -> Path:
     """A ``tiny-warm`` policy trained from scratch on the training households' expert walkthroughs, shown the
     experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct``); the shares of
     episodes shown other rooms' entries or none instead are ``WarmRecipe``'s negatives. With ``search`` those
     episodes are the ``searches`` split's walks (look, miss, look again), for a policy without memory too: it
-    gets the same searching records, so the two differ by the block alone."""
+    gets the same searching records, so the two differ by the block alone. ``warned_share`` of the episodes
+    show the not-found warning of a first attempt (the ``searches`` walk cut after one or two misses) and are
+    answered by the ``warned`` split's second attempt; without memory the same second attempts, no block."""
     render = render or RENDER
-    # without searching walks, negatives change nothing without memory (the same walk, no block either way)
-    negatives = memory.get("mode", "none") != "none" or search
+    # without searching or warned walks, negatives change nothing without memory (the same walk, no block)
+    negatives = memory.get("mode", "none") != "none" or search or bool(warned_share)
     recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
                         history_length=1, steps=steps, learning_rate=learning_rate, induction_steps=250,
                         induction_mix_batch_size=16, average_last=50, seed=seed,
@@ -55,7 +58,8 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
                         reconstruct=memory.get("reconstruct", True), source_chars=render["source_chars"],
                         guidance_tokens=render["guidance_tokens"], system=system,
                         other_rooms_share=other_rooms_share * negatives, empty_share=empty_share * negatives,
-                        search_split="searches" if search else None)
+                        search_split="searches" if search else None, warned_share=warned_share,
+                        warned_splits=("searches", "warned") if warned_share else None)
     return build_tiny_warm(recipe, out=out, progress=progress)
 
 
