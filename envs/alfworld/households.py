@@ -21,7 +21,7 @@ Splits (:func:`household_games`):
   The SFT records of episodes shown no applicable entry come from these walks (``WarmRecipe.search_split``),
   so a policy learns to look again after a miss instead of taking a food that is not there.
 - ``warned``: the ``train`` tasks again, in the same order, walked as a second attempt after a first one
-  missed (:func:`warned_walkthrough`: the ``searches`` walk without its first one or two misses, a seeded draw;
+  missed (:func:`search_walkthrough` with ``skipped``: the ``searches`` walk without its first one or two misses, a seeded draw;
   the straight walk where the first look finds the food). The SFT records of ``WarmRecipe``'s warned draws show
   the not-found warning the bank writes of the first attempt (the ``searches`` walk cut after those misses) and
   this walk as the answer, so a policy learns to look elsewhere than a warning of its room says.
@@ -158,18 +158,13 @@ def search_order(household: Household, food: str, frequency: Counter) -> list[in
                   key=lambda i: (-frequency[names[i]], _look_cost(household.scene, i), names[i]))
 
 
-def search_walkthrough(household: Household, food: str, target: str, frequency: Counter) -> list[str]:
+def search_walkthrough(household: Household, food: str, target: str, frequency: Counter,
+                       skipped: int = 0) -> list[str]:
     """A win without memory: go to the receptacles in :func:`search_order` (opening closed ones) until the food
     shows, then take it, go to the target and put it there. Longer than the step limit whenever the food is
-    not among the first looks: the walk is for SFT records (each look and miss is a turn), not a panel game."""
-    order = search_order(household, food, frequency)
-    misses = order[:order.index(household.places[food])]
-    return [action for index in misses for action in _look(household, index)] + walkthrough(household, food, target)
-
-
-def warned_walkthrough(household: Household, food: str, target: str, frequency: Counter, skipped: int) -> list[str]:
-    """:func:`search_walkthrough` without its first ``skipped`` misses (fewer where it has fewer): the second
-    attempt of a policy told that the food was not where the first attempt looked."""
+    not among the first looks: the walk is for SFT records (each look and miss is a turn), not a panel game.
+    ``skipped`` leaves out the first misses (fewer where it has fewer): the second attempt of a policy told that
+    the food was not where the first attempt looked (the ``warned`` split)."""
     order = search_order(household, food, frequency)
     misses = order[:order.index(household.places[food])][skipped:]
     return [action for index in misses for action in _look(household, index)] + walkthrough(household, food, target)
@@ -214,7 +209,7 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
             _add_game(games, "train", home, food, TARGET)
             _add_game(games, "searches", home, food, TARGET, search_walkthrough(home, food, TARGET, frequency[food]))
             _add_game(games, "warned", home, food, TARGET,
-                      warned_walkthrough(home, food, TARGET, frequency[food], warned_rng.randint(1, 2)))
+                      search_walkthrough(home, food, TARGET, frequency[food], warned_rng.randint(1, 2)))
     pairs = [(home, food) for home in training for food in foods]
     for home, food in rng.sample(pairs, min(recipe.dev_games, len(pairs))):
         others = [t for t in _surface_targets(home, food) if t != visit_targets[home.number, food]]

@@ -273,15 +273,16 @@ def seen_without(episode: Episode, place: str, obj: str) -> bool:
 
 
 def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry]:
-    """A failed episode that never took the object its task names (a refused take is no take): a warning of where it looked and did not
-    see it, for the situation a find strategy of that room is written for (so the two rank alike).
+    """A failed episode that never took the object its task names (a refused take is no take): a warning of
+    where it looked and did not see it, for the situation a find strategy of that room is written for (so the
+    two rank alike).
 
     Without it a room whose object moved is relearnt only by luck: an actor shown no entry of this room, or
     one that stopped being true, looks in the same places episode after episode (docs/benchmarks.md, "Stale
     memory"). :func:`expbank.bank.curation.retire_disproved` retires it once an episode finds the object at
     one of those places."""
     what = goal_object(episode.task)
-    if what is None or not episode.steps or any(  # a refused take (invalid: it was not there) took nothing
+    if what is None or not episode.steps or any(
             not step.invalid and (fact := taken(step.action)) and bare_name(fact[0]) == what
             for step in episode.steps):
         return []

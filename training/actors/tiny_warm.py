@@ -30,7 +30,7 @@ from pathlib import Path
 
 from expbank.bank.entry import Entry
 from expbank.bank.store import content_hash
-from expbank.bank.summarise import alfworld_not_found, goal_object, not_found
+from expbank.bank.summarise import alfworld_not_found, goal_object, not_found, said
 from expbank.config import MemoryConfig
 from expbank.envs.alfworld.games import game_set_hash, list_games
 from expbank.paths import cache_dir
@@ -174,12 +174,15 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
     """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
     conversations, with the experience ``memory`` retrieves (default: none), ``negatives`` aside."""
     episodes = _expert_episodes(env, split, data_dir, workdir)
-    searches = None
-    if negatives.search_split is not None:
-        searches = _expert_episodes(env, negatives.search_split, data_dir, workdir)
-        if [_task_folder(e) for e in searches] != [_task_folder(e) for e in episodes]:
-            raise ValueError(f"{data_dir}: split {negatives.search_split!r} does not hold {split!r}'s tasks in "
-                             "the same order")
+    def same_tasks(other: str) -> list[Episode]:
+        """The expert's episodes of split ``other``, which must hold ``split``'s tasks in the same order."""
+        walks = _expert_episodes(env, other, data_dir, workdir)
+        if [_task_folder(e) for e in walks] != [_task_folder(e) for e in episodes]:
+            raise ValueError(f"{data_dir}: split {other!r} does not hold {split!r}'s tasks in the same order")
+        return walks
+
+    searches = same_tasks(negatives.search_split) if negatives.search_split is not None else None
+    firsts, seconds = map(same_tasks, negatives.warned_splits) if negatives.warned else (None, None)
     memory = memory or MemoryConfig()
     spec = ProtocolSpec.of(memory, system)
     retrievers: dict[str, Memory | None] = {"own": None, "other": None, "empty": None}
@@ -189,12 +192,6 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
             if env != "alfworld":
                 raise ValueError("other_rooms_share needs ALFWorld's rooms")
             retrievers["other"] = Memory.from_config(memory.model_copy(update={"rooms": "other"}), seed)
-    firsts = seconds = None
-    if negatives.warned:
-        firsts, seconds = (_expert_episodes(env, split, data_dir, workdir) for split in negatives.warned_splits)
-        for name, attempts in zip(negatives.warned_splits, (firsts, seconds), strict=True):
-            if [_task_folder(e) for e in attempts] != [_task_folder(e) for e in episodes]:
-                raise ValueError(f"{data_dir}: split {name!r} does not hold {split!r}'s tasks in the same order")
     draws = negatives.draws(seed)
     conversations = []
     for index, episode in enumerate(episodes):
@@ -221,7 +218,7 @@ def first_attempt_warning(search: Episode, second: Episode) -> Entry | None:
     (a second attempt's walk) skips: the searching walk ``search`` cut after those looks, as an episode that ran
     out of steps there would end (None when ``second`` skips nothing)."""
     def places(episode: Episode) -> list[str]:
-        return [step.action[len("go to "):] for step in episode.steps if step.action.startswith("go to ")]
+        return [said(step.action)[len("go to "):] for step in episode.steps if said(step.action).startswith("go to ")]
 
     skipped = [place for place in places(search) if place not in places(second)]
     if not skipped:

@@ -13,11 +13,11 @@ the experience retrieved with the episode's own task excluded) and a target answ
 What "applies" means depends on the environment. In ALFWorld an item applies when it records where the goal
 object was found *in this room* (an entry made in the same ALFRED scene whose actions take that object):
 "[1] applies: this room", reconstructed as the item's own action "take egg 1 from drawer 1" (verbatim, so the
-policy copies it rather than rephrasing it). A not-found warning of this room about the goal object applies too,
-as where the object is not: "[1] applies: not at sidetable 1", reconstructed "egg: not at sidetable 1". Any
-other item does not ("another room", or "not where the egg
-is" for a same-room entry about another object): where things are kept is the fact an ALFWorld episode
-can carry to the next, and it holds only in its room. In WebShop an item applies when it is about the same kind
+policy copies it rather than rephrasing it). A not-found warning of this room about the goal object applies
+too, as where the object is not: "[1] applies: not at sidetable 1", reconstructed "egg: not at sidetable 1".
+Any other item does not ("another room", or "not where the egg is" for a same-room entry about another
+object): where things are kept is the fact an ALFWorld episode can carry to the next, and it holds only in its
+room. In WebShop an item applies when it is about the same kind
 of task; its guidance's first sentence is reconstructed.
 """
 
