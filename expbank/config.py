@@ -180,6 +180,11 @@ class DecodingConfig(Section):
         0.0, ge=0.0, description="Sampling temperature; 0 = greedy (evaluation). GRPO samples at 1.0 when "
         "this is 0.")
     max_new_tokens: int = Field(128, ge=1, description="Token cap of each reply.")
+    action: Literal["generated", "scored"] = Field(
+        "generated", description="`generated`: the action is what the policy writes in `<action>`; `scored` "
+        "(evaluation, `actor.backend: hf`): the policy writes its reply up to `<action>`, then every admissible "
+        "action is scored by the probability the policy gives it there and the likeliest is taken "
+        "(docs/design.md §5), so a small policy cannot act outside the admissible list.")
 
 
 class RewardConfig(Section):
@@ -416,6 +421,14 @@ class Config(Section):
     train: TrainConfig = Field(default_factory=TrainConfig)
     sft: SFTConfig = Field(default_factory=SFTConfig)
 
+
+    @model_validator(mode="after")
+    def _scored_actions_need_token_scores(self) -> Config:
+        """Only a local model gives the probability of each admissible action."""
+        if self.decoding.action == "scored" and self.actor.backend != "hf":
+            raise ValueError(f"decoding.action=scored needs actor.backend=hf (the {self.actor.backend} backend "
+                             "returns text, not the probability of each admissible action)")
+        return self
 
     @model_validator(mode="after")
     def _selection_is_not_reported(self) -> Config:

@@ -103,10 +103,11 @@ def render(args: argparse.Namespace) -> dict:
 
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
-                  "other_rooms_share", "empty_share", "search_negatives", "warned_share")
+                  "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action")
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate")  # kept in OUT/grpo/options.json
 # a folder made before these options existed used these values
-LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0}
+LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
+                 "action": "generated"}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -125,8 +126,12 @@ def keep_options(out: Path, options: dict) -> None:
 
 def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict, temperature: float = 0.0,
                 train: dict | None = None) -> dict:
-    return households.arm_tree(games, actor, memory, args.seed, temperature, train, render=render(args),
+    """An arm's config; an evaluation's (no ``train``) takes its actions as ``--action`` says."""
+    tree = households.arm_tree(games, actor, memory, args.seed, temperature, train, render=render(args),
                                system=args.system)
+    if train is None:
+        tree["decoding"]["action"] = args.action
+    return tree
 
 
 def write_yaml(path: Path, tree: dict) -> Path:
@@ -251,6 +256,9 @@ def main() -> None:
     parser.add_argument("--warned-share", type=float, default=0.0, help="--small: share of training episodes "
                         "shown the not-found warning of a first attempt that missed, answered by a second attempt "
                         "that looks elsewhere (the games' 'warned' split); sft-none gets the same walks, no block")
+    parser.add_argument("--action", choices=["generated", "scored"], default="generated",
+                        help="every evaluation's decoding.action: scored takes the admissible action the policy "
+                        "finds likeliest after its reply (docs/design.md §5); training is unchanged")
     args = parser.parse_args()
     if args.table:
         print(seed_table(args.table), end="")
@@ -366,7 +374,7 @@ def main() -> None:
                              else args.model, "sft_steps": args.sft_steps, "k": args.k, "system": args.system,
                              "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
-                             "constructed_panel": True}
+                             "action": args.action, "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, PRACTICE_HOUSEHOLDS)
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
@@ -375,7 +383,8 @@ def main() -> None:
              f"seed {args.seed}, policy {summary['households']['policy']} ({args.sft_steps} SFT steps, k={args.k}, "
              f"system {args.system}, negatives other/empty {args.other_rooms_share}/{args.empty_share}"
              f"{', searching walks' if args.search_negatives else ''}"
-             f"{f', warned {args.warned_share}' if args.warned_share else ''}), "
+             f"{f', warned {args.warned_share}' if args.warned_share else ''}"
+             f"{', scored actions' if args.action == 'scored' else ''}), "
              "no-memory ceiling "
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"

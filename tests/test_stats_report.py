@@ -230,11 +230,13 @@ def test_small_eval_run_says_it_is_too_small_and_rebuilds_turn_diagnostics(tmp_p
     run = tmp_path / "eval"
     write_arm(run, "bank", outcomes("110"), memory__mode="bank")
     counters = [{"episode_id": f"e{i}", "arm": "bank", "turns": 4, "format_violations": i, "reconstruct_turns": 2,
-                 "none_reconstructions": 1, "source_similarities": [0.5, 0.7]} for i in range(3)]
+                 "none_reconstructions": 1, "source_similarities": [0.5, 0.7], "rescored_actions": 3 - i}
+                for i in range(3)]
     (run / "episode_stats.jsonl").write_text("".join(json.dumps(c) + "\n" for c in counters))
     summary = report.write_report(run, resamples=100)
     diagnostics = summary["arms"]["bank"]["diagnostics"]
     assert diagnostics["format_violation_rate"] == pytest.approx((0 + 1 + 2) / 12)
+    assert diagnostics["rescored_action_rate"] == pytest.approx((3 + 2 + 1) / 12)
     assert diagnostics["reconstruct_none_rate"] == pytest.approx(0.5)
     assert diagnostics["mean_source_similarity"] == pytest.approx(0.6)
     assert summary["comparisons"] == [] and not summary["run"]["sample"]["ok"]

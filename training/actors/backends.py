@@ -122,6 +122,46 @@ class HFBackend:
             self.usage.calls += 1
         return results
 
+    def score_options(self, messages: list[list[dict]], prefixes: list[str],
+                      options: list[list[str]]) -> list[list[float]]:
+        """Per conversation, the log-probability the model gives each option as the continuation of its reply
+        ``prefix`` (the sum over the option's tokens): ``decoding.action: scored`` takes the likeliest.
+
+        The conversation's prompt and the prefix go through the model once; the options then run as one
+        right-padded batch from that cache. Text is tokenized whole (prompt, prefix and option together), so
+        each option is scored in the tokens the model would have written; where the prefix's last tokens
+        merge differently with an option, scoring starts at the first token the options do not all share
+        with the prefix alone.
+        """
+        import torch
+        from transformers import DynamicCache
+
+        scores: list[list[float]] = []
+        pad = self.tokenizer.pad_token_id
+        for conversation, prefix, choices in zip(messages, prefixes, options, strict=True):
+            context = self.render(conversation) + prefix
+            rows = [self.tokenizer(context + choice, add_special_tokens=False)["input_ids"] for choice in choices]
+            alone = self.tokenizer(context, add_special_tokens=False)["input_ids"]
+            shared = min(_common_prefix([alone, row]) for row in rows)  # tokens every row shares with the prefix
+            tails = [row[shared - 1:] for row in rows]  # the last shared token predicts the first scored one
+            width = max(len(tail) for tail in tails)
+            ids = torch.tensor([tail + [pad] * (width - len(tail)) for tail in tails], device=self.model.device)
+            mask = torch.tensor([[1] * (shared - 1 + len(tail)) + [0] * (width - len(tail)) for tail in tails],
+                                device=self.model.device)
+            with torch.no_grad():
+                cache = DynamicCache()
+                if shared > 1:
+                    layers = self._forward(torch.tensor([alone[: shared - 1]], device=self.model.device), cache)
+                    cache = DynamicCache([(k.expand(len(rows), -1, -1, -1), v.expand(len(rows), -1, -1, -1))
+                                          for k, v in layers])
+                out = self.model(input_ids=ids, attention_mask=mask, **{_cache_argument(): cache}, use_cache=True)
+                logprobs = out.logits.float().log_softmax(-1)
+            device = logprobs.device
+            scores.append([float(logprobs[r, torch.arange(len(tail) - 1, device=device),
+                                          torch.tensor(tail[1:], device=device)].sum())
+                           for r, tail in enumerate(tails)])
+        return scores
+
     def _prefill(self, prompts: list[list[int]]) -> tuple[Any, Any, Any]:
         """The batch's ids and attention mask, and a cache holding the keys and values of every prompt token
         but the last, for ``generate`` to continue from.

@@ -51,6 +51,7 @@ class RolloutSettings:
     arm: str = "none"
     run_id: str = "eval"
     split: str = "valid_unseen"
+    action: str = "generated"  # decoding.action: generated | scored (the backend scores admissible actions)
 
 
 @dataclass
@@ -61,6 +62,7 @@ class TurnStats:
     none_reconstructions: int = 0
     reconstruct_turns: int = 0
     format_violations: int = 0
+    rescored_actions: int = 0  # decoding.action=scored: turns whose written action was not the one taken
     turns: int = 0
     format_score: float = 0.0
     source_similarities: list[float] = field(default_factory=list)
@@ -136,6 +138,21 @@ def _generate(backend, conversations: list[list[dict]], settings: RolloutSetting
     return replies
 
 
+def _scored(backend, conversations: list[list[dict]], replies: list[str], lives: list[_Live]) -> list[str]:
+    """``decoding.action: scored``: each reply keeps its text up to ``<action>`` and takes the admissible action
+    the policy finds likeliest there (docs/design.md §5); a turn whose written action differs is counted."""
+    prefixes = [reply.rsplit("<action>", 1)[0] + "<action>" for reply in replies]
+    admissible = [live.info["admissible_actions"] for live in lives]
+    scores = backend.score_options(conversations, prefixes,
+                                   [[action + protocol.ACTION_STOP for action in actions] for actions in admissible])
+    texts = []
+    for reply, prefix, actions, scored, live in zip(replies, prefixes, admissible, scores, lives, strict=True):
+        chosen = actions[max(range(len(scored)), key=scored.__getitem__)]
+        live.stats.rescored_actions += choose_action(reply, protocol.parse_output(reply, ()), actions).action != chosen
+        texts.append(prefix + chosen + protocol.ACTION_STOP)
+    return texts
+
+
 def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, lives: dict[int, _Live],
                   turn_seed: int) -> dict[int, tuple[str, list[str], list[dict]] | str]:
     """Per live slot: the full model text, the entry ids shown and the whole conversation of the turn
@@ -171,6 +188,8 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
                            [lives[s] for s in kept])
         if isinstance(second, Exception):
             return errors | {s: f"backend error: {second}" for s in kept}
+        if settings.action == "scored":
+            second = _scored(backend, conversations, second, [lives[s] for s in kept])
         return errors | {s: (shown[s][0] + text, shown[s][1], conversation.with_reply(messages, text))
                          for s, text, messages in zip(kept, second, conversations, strict=True)}
     kept, conversations, shown = [], [], {}
@@ -186,6 +205,8 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
     replies = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed, [lives[s] for s in kept])
     if isinstance(replies, Exception):
         return errors | {s: f"backend error: {replies}" for s in kept}
+    if settings.action == "scored":
+        replies = _scored(backend, conversations, replies, [lives[s] for s in kept])
     return errors | {s: (text, shown[s], conversation.with_reply(messages, text))
                      for s, text, messages in zip(kept, replies, conversations, strict=True)}
 

@@ -117,7 +117,7 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
             env=config.env.name, split=config.env.split, arm=arm, run_id=run_dir.name,
             spec=protocol.ProtocolSpec.of(config.memory, config.prompt.system),
             history_length=config.prompt.history_length, temperature=config.decoding.temperature,
-            max_new_tokens=config.decoding.max_new_tokens)
+            max_new_tokens=config.decoding.max_new_tokens, action=config.decoding.action)
         workers = max(1, min(config.run.episodes_in_flight, len(todo)))
         cut_torn_tail(stats_path)
         with EnvPool(config.env.name, config.env.split, config.env.data_dir, workers=workers,

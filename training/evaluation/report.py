@@ -103,6 +103,9 @@ def _recorded_diagnostics(run_dir: Path, arm: str) -> dict[str, Any]:
     diagnostics: dict[str, Any] = {}
     if turns:
         diagnostics["format_violation_rate"] = sum(row["format_violations"] for row in rows) / turns
+        rescored = sum(row.get("rescored_actions", 0) for row in rows)  # decoding.action=scored only
+        if rescored:
+            diagnostics["rescored_action_rate"] = rescored / turns
     if reconstructs:
         diagnostics["reconstruct_none_rate"] = sum(row["none_reconstructions"] for row in rows) / reconstructs
     if similarities:

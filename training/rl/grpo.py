@@ -497,6 +497,9 @@ def start_run(config: Config, resume: bool) -> GRPORun:
     if config.actor.backend == "openai":
         raise UserError("expbank train samples from the policy it trains: actor.backend=openai serves a fixed remote "
                         "model; use hf or vllm (evaluate an exported checkpoint behind an endpoint instead)")
+    if config.decoding.action == "scored":
+        raise UserError("decoding.action=scored is for evaluation: GRPO trains on the actions the policy wrote; "
+                        "train with decoding.action=generated and evaluate the checkpoint with scored")
     refusal = fsdp.refusal(config)
     if refusal:
         raise UserError(refusal)
