@@ -183,8 +183,9 @@ class DecodingConfig(Section):
     action: Literal["generated", "scored"] = Field(
         "generated", description="`generated`: the action is what the policy writes in `<action>`; `scored` "
         "(evaluation, `actor.backend: hf`): the policy writes its reply up to `<action>`, then every admissible "
-        "action is scored by the probability the policy gives it there and the likeliest is taken "
-        "(docs/design.md §5), so a small policy cannot act outside the admissible list.")
+        "action is scored by the probability the policy gives it there and the likeliest is taken (at "
+        "`temperature` > 0 one is drawn from their softmax; docs/design.md §5), so a small policy cannot act "
+        "outside the admissible list.")
 
 
 class RewardConfig(Section):

@@ -66,6 +66,23 @@ def test_scored_rollout_takes_only_admissible_actions(backend):
     assert sum(result.stats.rescored_actions for result in results["scored"]) == 6
 
 
+def test_sampled_scored_actions_are_admissible_and_replay_the_same(backend):
+    """At temperature > 0 the action is drawn from the scored options, seeded by episode and step."""
+    task_id = envs.task_ids("alfworld", "valid_unseen")[0]
+    settings = RolloutSettings(env="alfworld", spec=ProtocolSpec("none"), max_new_tokens=8, action="scored",
+                               temperature=1.0)
+    played = []
+    for _ in range(2):
+        jobs = [RolloutJob(f"sampled-{draw}", task_id, 0, draw) for draw in ("g0", "g1", "g2", "g3")]
+        with EnvPool("alfworld", "valid_unseen", workers=2, max_steps=3) as pool:
+            records = sorted((r.record for r in rollout(backend, pool, jobs, settings, None)),
+                             key=lambda r: r["episode_id"])
+        played.append([[step["action"] for step in record["steps"]] for record in records])
+        assert all(step["action"] in step["admissible_actions"] for record in records for step in record["steps"])
+    assert played[0] == played[1], "a rerun draws the same actions"
+    assert len({tuple(actions) for actions in played[0]}) > 1, "the draws of one task differ"
+
+
 def test_scored_actions_need_a_local_model_and_are_not_trained_on(tmp_path):
     with pytest.raises(ConfigError, match="decoding.action=scored needs actor.backend=hf"):
         load_config(None, ["decoding.action=scored", "actor.backend=openai", "actor.model=m"])

@@ -16,6 +16,8 @@ An environment, backend or retrieval failure ends only the affected episodes, wh
 
 from __future__ import annotations
 
+import math
+import random
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -138,16 +140,24 @@ def _generate(backend, conversations: list[list[dict]], settings: RolloutSetting
     return replies
 
 
-def _scored(backend, conversations: list[list[dict]], replies: list[str], lives: list[_Live]) -> list[str]:
-    """``decoding.action: scored``: each reply keeps its text up to ``<action>`` and takes the admissible action
-    the policy finds likeliest there (docs/design.md §5); a turn whose written action differs is counted."""
+def _scored(backend, conversations: list[list[dict]], replies: list[str], lives: list[_Live],
+            temperature: float) -> list[str]:
+    """``decoding.action: scored``: each reply keeps its text up to ``<action>`` and takes an admissible action
+    by the probability the policy gives it there (docs/design.md §5): the likeliest at temperature 0, else one
+    drawn from their softmax at ``temperature``, seeded by the episode and step so reruns draw the same.
+    A turn whose written action differs from the one taken is counted."""
     prefixes = [reply.rsplit("<action>", 1)[0] + "<action>" for reply in replies]
     admissible = [live.info["admissible_actions"] for live in lives]
     scores = backend.score_options(conversations, prefixes,
                                    [[action + protocol.ACTION_STOP for action in actions] for actions in admissible])
     texts = []
     for reply, prefix, actions, scored, live in zip(replies, prefixes, admissible, scores, lives, strict=True):
-        chosen = actions[max(range(len(scored)), key=scored.__getitem__)]
+        if temperature > 0:
+            top = max(scored)
+            draw = random.Random(f"{live.job.task_id}-s{live.job.seed}-{live.job.draw}-t{len(live.steps)}")
+            chosen = draw.choices(actions, [math.exp((score - top) / temperature) for score in scored])[0]
+        else:
+            chosen = actions[max(range(len(scored)), key=scored.__getitem__)]
         live.stats.rescored_actions += choose_action(reply, protocol.parse_output(reply, ()), actions).action != chosen
         texts.append(prefix + chosen + protocol.ACTION_STOP)
     return texts
@@ -189,7 +199,7 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
         if isinstance(second, Exception):
             return errors | {s: f"backend error: {second}" for s in kept}
         if settings.action == "scored":
-            second = _scored(backend, conversations, second, [lives[s] for s in kept])
+            second = _scored(backend, conversations, second, [lives[s] for s in kept], settings.temperature)
         return errors | {s: (shown[s][0] + text, shown[s][1], conversation.with_reply(messages, text))
                          for s, text, messages in zip(kept, second, conversations, strict=True)}
     kept, conversations, shown = [], [], {}
@@ -206,7 +216,7 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
     if isinstance(replies, Exception):
         return errors | {s: f"backend error: {replies}" for s in kept}
     if settings.action == "scored":
-        replies = _scored(backend, conversations, replies, [lives[s] for s in kept])
+        replies = _scored(backend, conversations, replies, [lives[s] for s in kept], settings.temperature)
     return errors | {s: (text, shown[s], conversation.with_reply(messages, text))
                      for s, text, messages in zip(kept, replies, conversations, strict=True)}
 
