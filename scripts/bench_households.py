@@ -157,22 +157,35 @@ def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories:
     expbank("sft", str(config), f"run.dir={out}")
 
 
-def online_summary(none_dir: Path, online_dir: Path, seed: int) -> dict:
-    """The online arm's stream halves (Fisher) and its second half against ``sft-none`` on the same tasks."""
+def online_summary(none_dir: Path, online_dir: Path, seed: int, rounds: int = Recipe.stream_rounds) -> dict:
+    """The online arm's stream halves (Fisher), its wins per round of the stream (both arms, the online arm's
+    order), and its second half and whole stream against ``sft-none`` on the same tasks."""
     online_rows = report.load_run(online_dir).arms[0].rows  # in stream order
-    none_rows = report.load_run(none_dir).arms[0].rows
+    none_rows = {row.task_id: row for row in report.load_run(none_dir).arms[0].rows}
+    none_rows = [none_rows[row.task_id] for row in online_rows if row.task_id in none_rows]
     second = {row.task_id for row in online_rows[len(online_rows) // 2:]}
     versus = stats.compare_arms([r for r in none_rows if r.task_id in second],
                                 [r for r in online_rows if r.task_id in second], "alfworld", seed)
-    return {"halves": stats.stream_halves(online_rows), "second_half_vs_sft_none": versus}
+    size = len(online_rows) // rounds
+
+    def per_round(rows: list) -> list[int]:
+        return [sum(row.success for row in rows[i * size:(i + 1) * size]) for i in range(rounds)]
+
+    return {"halves": stats.stream_halves(online_rows), "second_half_vs_sft_none": versus,
+            "whole_stream_vs_sft_none": stats.compare_arms(none_rows, online_rows, "alfworld", seed),
+            "wins_per_round": {"online": per_round(online_rows), "sft-none": per_round(none_rows), "of": size}}
 
 
-def online_text(online: dict) -> str:
-    halves, versus = online["halves"], online["second_half_vs_sft_none"]
-    return (f"sft-bank-online (from an empty bank): first half {halves['first_half']['success']:.1f}% "
+def online_text(online: dict, name: str = "sft-bank-online") -> str:
+    halves, rounds = online["halves"], online["wins_per_round"]
+    return (f"{name} (from an empty bank): first half {halves['first_half']['success']:.1f}% "
             f"(n={halves['first_half']['n']}), second half {halves['second_half']['success']:.1f}% "
             f"(n={halves['second_half']['n']}), Fisher p={halves['fisher_p']:.3g}\n"
-            + report.comparison_line({"a": "sft-none", "b": "sft-bank-online (second half)", **versus}) + "\n")
+            f"wins per round (of {rounds['of']}): {name} {rounds['online']}, sft-none {rounds['sft-none']}\n"
+            + report.comparison_line({"a": "sft-none", "b": f"{name} (second half)",
+                                      **online["second_half_vs_sft_none"]}) + "\n"
+            + report.comparison_line({"a": "sft-none", "b": f"{name} (whole stream)",
+                                      **online["whole_stream_vs_sft_none"]}) + "\n")
 
 
 def comparison_text(comparison: dict) -> str:
