@@ -157,26 +157,27 @@ def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories:
     expbank("sft", str(config), f"run.dir={out}")
 
 
-def online_summary(none_dir: Path, online_dir: Path, seed: int, rounds: int = Recipe.stream_rounds) -> dict:
+def online_summary(none_dir: Path, online_dir: Path, seed: int) -> dict:
     """The online arm's stream halves (Fisher), its wins per round of the stream (both arms, the online arm's
     order), and its second half and whole stream against ``sft-none`` on the same tasks."""
     online_rows = report.load_run(online_dir).arms[0].rows  # in stream order
-    none_rows = {row.task_id: row for row in report.load_run(none_dir).arms[0].rows}
-    none_rows = [none_rows[row.task_id] for row in online_rows if row.task_id in none_rows]
+    by_task = {row.task_id: row for row in report.load_run(none_dir).arms[0].rows}
+    none_rows = [by_task[row.task_id] for row in online_rows if row.task_id in by_task]  # in stream order
     second = {row.task_id for row in online_rows[len(online_rows) // 2:]}
     versus = stats.compare_arms([r for r in none_rows if r.task_id in second],
                                 [r for r in online_rows if r.task_id in second], "alfworld", seed)
-    size = len(online_rows) // rounds
+    size = len(online_rows) // Recipe.stream_rounds
 
     def per_round(rows: list) -> list[int]:
-        return [sum(row.success for row in rows[i * size:(i + 1) * size]) for i in range(rounds)]
+        return [sum(row.success for row in rows[i:i + size]) for i in range(0, size * Recipe.stream_rounds, size)]
 
     return {"halves": stats.stream_halves(online_rows), "second_half_vs_sft_none": versus,
             "whole_stream_vs_sft_none": stats.compare_arms(none_rows, online_rows, "alfworld", seed),
             "wins_per_round": {"online": per_round(online_rows), "sft-none": per_round(none_rows), "of": size}}
 
 
-def online_text(online: dict, name: str = "sft-bank-online") -> str:
+def online_text(online: dict) -> str:
+    name = "sft-bank-online"
     halves, rounds = online["halves"], online["wins_per_round"]
     return (f"{name} (from an empty bank): first half {halves['first_half']['success']:.1f}% "
             f"(n={halves['first_half']['n']}), second half {halves['second_half']['success']:.1f}% "
