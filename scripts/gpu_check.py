@@ -305,7 +305,8 @@ def describe_machine(cpu: bool) -> None:
           "the protocol's tags, so the task reward is constant and no row would train); it is no learning signal")
 
 
-def run(work: Path, tokenizer: Path | None, cpu: bool) -> int:
+def run(work: Path, tokenizer: Path | None, cpu: bool, names: list[str] | None = None) -> int:
+    """Run the stages named in ``names`` (all when None), each after the previous one whatever its outcome."""
     import torch
 
     if not cpu and not torch.cuda.is_available():
@@ -316,8 +317,9 @@ def run(work: Path, tokenizer: Path | None, cpu: bool) -> int:
 
         tokenizer = smollm2_dir()
     describe_machine(cpu)
+    stages = [stage for stage in STAGES if names is None or stage.name in names]
     failed = []
-    for stage in STAGES:
+    for stage in stages:
         def say(text: str, stage: Stage = stage) -> None:
             print(f"[{stage.name}] {text}", flush=True)
 
@@ -332,9 +334,9 @@ def run(work: Path, tokenizer: Path | None, cpu: bool) -> int:
         gc.collect()  # the stage's models, also when it failed
         if not cpu:
             torch.cuda.empty_cache()
-        if all(later.shape != stage.shape for later in STAGES[STAGES.index(stage) + 1:]):
+        if all(later.shape != stage.shape for later in stages[stages.index(stage) + 1:]):
             shutil.rmtree(work / "models" / stage.shape, ignore_errors=True)  # room for the next shape
-    print(f"gpu_check: {len(STAGES) - len(failed)} of {len(STAGES)} stages OK"
+    print(f"gpu_check: {len(stages) - len(failed)} of {len(stages)} stages OK"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
 
@@ -348,6 +350,8 @@ def main() -> int:
     check.add_argument("--work", type=Path, required=True, help="scratch folder (models, runs, export)")
     check.add_argument("--tokenizer", type=Path, help="SmolLM2's tokenizer folder (default: expbank's own copy)")
     check.add_argument("--cpu", action="store_true", help="tiny shapes on the CPU")
+    check.add_argument("--stage", action="append", choices=[stage.name for stage in STAGES],
+                       help="run only this stage (repeatable; default: all)")
     args = parser.parse_args()
     if args.command == "build":
         return build(args.folder)
@@ -357,7 +361,7 @@ def main() -> int:
 
     if args.cpu:
         set_cpu_threads()
-    return run(args.work, args.tokenizer, args.cpu)
+    return run(args.work, args.tokenizer, args.cpu, args.stage)
 
 
 if __name__ == "__main__":

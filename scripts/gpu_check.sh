@@ -9,6 +9,7 @@
 #   bash scripts/gpu_check.sh           on the GPU machine (carry build/gpu-check): installs what is missing
 #                                       from those wheels into $WORK/site, then runs the check
 #   bash scripts/gpu_check.sh --cpu     here: the same stages with tiny shapes on the CPU
+#   ... --stage NAME                    only that stage (repeatable), e.g. to rerun one that failed
 #
 # GPU_CHECK_WORK sets the scratch folder (default /dev/shm/expbank-gpu-check when /dev/shm has 60 GB free,
 # else /tmp/expbank-gpu-check); PYTHON the interpreter (default python3); GPU_CHECK_TIMEOUT the seconds the
@@ -17,15 +18,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FOLDER=build/gpu-check
 PYTHON=${PYTHON:-python3}
-MODE=${1:-gpu}
+MODE=gpu
+case "${1:-}" in --build | --cpu) MODE=$1; shift ;; esac
 
 if [ "$MODE" = "--build" ]; then
     exec "$PYTHON" scripts/gpu_check.py build "$FOLDER"
 fi
-if [ "$MODE" != "gpu" ] && [ "$MODE" != "--cpu" ]; then
-    echo "usage: bash scripts/gpu_check.sh [--build | --cpu]" >&2
-    exit 2
-fi
+for arg in "$@"; do
+    case "$arg" in --stage | lora-* | full-*) ;; *)
+        echo "usage: bash scripts/gpu_check.sh [--build | [--cpu] [--stage NAME]...]" >&2
+        exit 2 ;;
+    esac
+done
 
 WORK=${GPU_CHECK_WORK:-}
 if [ -z "$WORK" ]; then
@@ -57,4 +61,4 @@ if [ -d "$FOLDER/tokenizer" ]; then tokenizer=(--tokenizer "$FOLDER/tokenizer");
 device=()
 if [ "$MODE" = "--cpu" ]; then device=(--cpu); fi
 # the call that runs this has 8 minutes: end the check itself first, with what it printed so far
-exec timeout -k 10 "${GPU_CHECK_TIMEOUT:-470}" "$PYTHON" scripts/gpu_check.py run --work "$WORK" ${tokenizer[@]+"${tokenizer[@]}"} ${device[@]+"${device[@]}"}
+exec timeout -k 10 "${GPU_CHECK_TIMEOUT:-470}" "$PYTHON" scripts/gpu_check.py run --work "$WORK" ${tokenizer[@]+"${tokenizer[@]}"} ${device[@]+"${device[@]}"} "$@"

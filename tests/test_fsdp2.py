@@ -245,3 +245,11 @@ def test_gpu_check_runs_on_cpu(tmp_path):
     for stage in ("lora-1.5b-shaped", "full-fsdp2-1.5b-shaped", "lora-7b-shaped"):
         assert f"[{stage}] OK" in out, out[-3000:]
     assert "check-only reward" in out and "ERROR" not in out
+
+
+def test_gpu_check_runs_only_the_stages_named(tmp_path):
+    process = _start(["bash", "scripts/gpu_check.sh", "--cpu", "--stage", "lora-7b-shaped"],
+                     {**_env(), "GPU_CHECK_WORK": str(tmp_path), "PYTHON": sys.executable})
+    out = _finish(process, 300)
+    assert "[lora-7b-shaped] OK" in out and "gpu_check: 1 of 1 stages OK" in out, out[-3000:]
+    assert "[lora-1.5b-shaped]" not in out and "[full-fsdp2-1.5b-shaped]" not in out

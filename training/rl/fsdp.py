@@ -50,8 +50,12 @@ def device_mesh(device: torch.device) -> DeviceMesh:
     """The 1-D mesh of all ranks. A single process gets a one-rank process group of its own: FSDP2 always
     needs one, and ``expbank train`` started without ``torchrun`` has none."""
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", store=dist.HashStore(), rank=0,
-                                world_size=1)
+        if device.type == "cuda":  # named, so NCCL does not guess the GPU from the rank (it warns when it does)
+            index = device.index if device.index is not None else torch.cuda.current_device()
+            dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1,
+                                    device_id=torch.device("cuda", index))
+        else:
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     return init_device_mesh(device.type, (dist.get_world_size(),))
 
 
