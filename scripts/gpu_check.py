@@ -146,21 +146,25 @@ def random_model(shape: str, tokenizer_dir: Path, out: Path, device: Any, cpu: b
     return out
 
 
-def stage_config(stage: Stage, model_dir: Path, run_dir: Path, cpu: bool) -> Any:
+def stage_config(stage: Stage, model_dir: Path, run_dir: Path, cpu: bool, episodes: int | None = None) -> Any:
+    """The stage's GRPO config: ``episodes`` per step (default 4 on the CPU, 8 on a GPU), all in flight at once,
+    in groups of two."""
     from expbank.config import Config
+
+    episodes = episodes or (4 if cpu else 8)
 
     return Config.model_validate({
         "env": {"name": "webshop", "split": "test", "max_steps": 2 if cpu else 3},
         "actor": {"backend": "hf", "model": str(model_dir)},
         "memory": {"mode": "none"},
         "decoding": {"temperature": 1.0, "max_new_tokens": 16 if cpu else 64},
-        "train": {"steps": 2, "split": "train", "tasks_per_step": 2 if cpu else 4, "group_size": 2,
+        "train": {"steps": 2, "split": "train", "tasks_per_step": max(1, episodes // 2), "group_size": 2,
                   "learning_rate": 1e-5 if stage.lora else 1e-6, "beta": 0.01, "micro_batch_size": 4 if cpu else 8,
                   "max_length": 1024, "drop_zero_variance": False, "sharding": stage.sharding,
                   "lora": {"enabled": stage.lora, "r": 16, "alpha": 32}, "checkpoint": {"every": 2}},
         "select": {"every": 0},
         "report": {"splits": ["test"]},
-        "run": {"dir": str(run_dir), "seed": 0, "episodes_in_flight": 4 if cpu else 8},
+        "run": {"dir": str(run_dir), "seed": 0, "episodes_in_flight": episodes},
     })
 
 
@@ -257,7 +261,7 @@ def after_fsdp2(config: Any, run: Any, work: Path, cpu: bool, say) -> None:
         f"policy's by at most {float(difference):.3g}")
 
 
-def run_stage(stage: Stage, work: Path, tokenizer: Path, cpu: bool, say) -> None:
+def run_stage(stage: Stage, work: Path, tokenizer: Path, cpu: bool, say, episodes: int | None = None) -> None:
     import torch
 
     device = torch.device("cpu" if cpu else "cuda")
@@ -270,7 +274,7 @@ def run_stage(stage: Stage, work: Path, tokenizer: Path, cpu: bool, say) -> None
         f"{'LoRA r16' if stage.lora else 'full fine-tuning'}, sharding {stage.sharding}")
     run_dir = work / "runs" / stage.name
     shutil.rmtree(run_dir, ignore_errors=True)
-    config = stage_config(stage, model_dir, run_dir, cpu)
+    config = stage_config(stage, model_dir, run_dir, cpu, episodes)
     if not cpu:
         gc.collect()
         torch.cuda.empty_cache()  # the model just built and saved
@@ -305,7 +309,8 @@ def describe_machine(cpu: bool) -> None:
           "the protocol's tags, so the task reward is constant and no row would train); it is no learning signal")
 
 
-def run(work: Path, tokenizer: Path | None, cpu: bool, names: list[str] | None = None) -> int:
+def run(work: Path, tokenizer: Path | None, cpu: bool, names: list[str] | None = None,
+        episodes: int | None = None) -> int:
     """Run the stages named in ``names`` (all when None), each after the previous one whatever its outcome."""
     import torch
 
@@ -325,7 +330,7 @@ def run(work: Path, tokenizer: Path | None, cpu: bool, names: list[str] | None =
 
         started = time.perf_counter()
         try:
-            run_stage(stage, work, tokenizer, cpu, say)
+            run_stage(stage, work, tokenizer, cpu, say, episodes)
             say(f"OK in {time.perf_counter() - started:.0f} s")
         except Exception as err:  # noqa: BLE001 - every stage runs; each error is printed
             failed.append(stage.name)
@@ -352,6 +357,7 @@ def main() -> int:
     check.add_argument("--cpu", action="store_true", help="tiny shapes on the CPU")
     check.add_argument("--stage", action="append", choices=[stage.name for stage in STAGES],
                        help="run only this stage (repeatable; default: all)")
+    check.add_argument("--episodes", type=int, help="episodes per step, all in flight (default 8; 4 with --cpu)")
     args = parser.parse_args()
     if args.command == "build":
         return build(args.folder)
@@ -361,7 +367,7 @@ def main() -> int:
 
     if args.cpu:
         set_cpu_threads()
-    return run(args.work, args.tokenizer, args.cpu, args.stage)
+    return run(args.work, args.tokenizer, args.cpu, args.stage, args.episodes)
 
 
 if __name__ == "__main__":

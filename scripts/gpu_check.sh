@@ -10,6 +10,7 @@
 #                                       from those wheels into $WORK/site, then runs the check
 #   bash scripts/gpu_check.sh --cpu     here: the same stages with tiny shapes on the CPU
 #   ... --stage NAME                    only that stage (repeatable), e.g. to rerun one that failed
+#   ... --episodes N                    N episodes per step, all in flight (default 8; 4 with --cpu)
 #
 # GPU_CHECK_WORK sets the scratch folder (default /dev/shm/expbank-gpu-check when /dev/shm has 60 GB free,
 # else /tmp/expbank-gpu-check); PYTHON the interpreter (default python3); GPU_CHECK_TIMEOUT the seconds the
@@ -25,8 +26,8 @@ if [ "$MODE" = "--build" ]; then
     exec "$PYTHON" scripts/gpu_check.py build "$FOLDER"
 fi
 for arg in "$@"; do
-    case "$arg" in --stage | lora-* | full-*) ;; *)
-        echo "usage: bash scripts/gpu_check.sh [--build | [--cpu] [--stage NAME]...]" >&2
+    case "$arg" in --stage | lora-* | full-* | --episodes | [0-9]*) ;; *)
+        echo "usage: bash scripts/gpu_check.sh [--build | [--cpu] [--stage NAME]... [--episodes N]]" >&2
         exit 2 ;;
     esac
 done

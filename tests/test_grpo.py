@@ -237,3 +237,29 @@ def test_the_update_takes_log_probs_at_the_sampling_temperature(temperature):
     for name, grad in got.items():
         assert torch.allclose(grad, expected[name], atol=1e-7, rtol=1e-4), name
     assert any(not torch.allclose(g, untempered[n], atol=1e-7, rtol=1e-4) for n, g in got.items()) == (temperature != 1.0)
+
+
+@pytest.mark.parametrize("lora", [True, False])
+def test_a_new_policy_samples_in_eval_mode_with_its_kv_cache(lora):
+    """The first step's rollouts run before any update: the policy must already be in eval mode, or gradient
+    checkpointing turns the KV cache off (a generation quadratic in its length: a 128-episode step of a
+    1.5B model did not finish in 200 s on an H200) and LoRA dropout changes what is sampled."""
+    from expbank.config import config_from_tree
+    from expbank.training.rl.grpo import build_policy
+
+    config = config_from_tree({
+        "env": {"name": "webshop", "split": "test"}, "report": {"splits": ["test"]},
+        "actor": {"backend": "hf", "model": "tiny-random"},
+        "train": {"gradient_checkpointing": True, "lora": {"enabled": lora, "dropout": 0.5}}}, "test")
+    policy = build_policy(config, torch.device("cpu"))
+    assert not policy.model.training and not any(module.training for module in policy.model.modules())
+    assert any(getattr(module, "gradient_checkpointing", False) for module in policy.model.modules())  # for the update
+    ids = torch.randint(3, 100, (1, 6), generator=torch.Generator().manual_seed(0))
+    seen = []
+    hook = policy.model.get_base_model() if lora else policy.model
+    handle = hook.model.layers[0].register_forward_hook(lambda _m, args, _o: seen.append(args[0].shape[1]))
+    with torch.no_grad():
+        policy.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False,
+                              pad_token_id=0)
+    handle.remove()
+    assert seen == [6, 1, 1, 1]  # the prompt once, then one new token per step: the cache is used

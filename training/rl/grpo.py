@@ -89,7 +89,8 @@ def token_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
     at every prompt position would dominate the update's time and memory.
     """
     keep = input_ids.shape[1] - 1 if keep is None else keep
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep + 1).logits
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep + 1,
+                   use_cache=False).logits  # one pass over whole rows: no cache to keep
     logits = logits[:, :-1].float() / temperature
     return torch.gather(logits.log_softmax(-1), 2, input_ids[:, -keep:, None]).squeeze(-1)
 
@@ -225,6 +226,10 @@ def build_policy(config: Config, device: torch.device | None = None) -> Policy:
         reference_adapter = "reference"
         model.load_adapter(config.actor.adapter, adapter_name=reference_adapter, is_trainable=False)
         model.set_adapter("default")
+    # rollouts sample in eval mode: in train mode, gradient checkpointing turns generate's KV cache off (every
+    # new token recomputes the whole sequence) and LoRA dropout perturbs the sampling policy; `update` switches
+    # to train mode for its backward passes and back
+    model.eval()
     return Policy(model, loaded.tokenizer, config.actor.model, reference, reference_adapter)
 
 
