@@ -302,8 +302,8 @@ class TrainConfig(Section):
         1, ge=1, description="Optimisation passes over each step's batch (importance ratios after the "
         "first).")
     micro_batch_size: int = Field(
-        8, ge=1, description="Rows per forward/backward pass (and the generation batch size during "
-        "rollouts).")
+        8, ge=1, description="Rows per forward/backward pass of the update (rollouts generate for all "
+        "`run.episodes_in_flight` episodes at once).")
     update_micro_batch_size: int | None = Field(
         None, ge=1, description="Rows per forward/backward pass of the update when it should differ from "
         "`train.micro_batch_size`; `null`: 1 on a CPU (a 1k-token row costs ~1.6 GiB in the backward pass "
@@ -359,7 +359,8 @@ class RunConfig(Section):
         None, description="Name of this arm in reports; `null` = derived from the memory settings (`none`, "
         "`bank`, `bank-norecon`, ...).")
     episodes_in_flight: int = Field(
-        4, ge=1, description="Environment workers; generation is batched across them.")
+        4, ge=1, description="Environment workers; an `hf` actor generates for all of them in one batch "
+        "(rollouts, evaluation, GRPO and its `dev` selection).")
     replay_errors: bool = Field(
         True, description="`expbank eval`: a resumed run plays again the episodes that ended with an error "
         "(a backend or service outage), replacing their records; `false` keeps them as failures.")

@@ -241,9 +241,9 @@ def test_the_update_takes_log_probs_at_the_sampling_temperature(temperature):
 
 @pytest.mark.parametrize("lora", [True, False])
 def test_a_new_policy_samples_in_eval_mode_with_its_kv_cache(lora):
-    """The first step's rollouts run before any update: the policy must already be in eval mode, or gradient
-    checkpointing turns the KV cache off (a generation quadratic in its length: a 128-episode step of a
-    1.5B model did not finish in 200 s on an H200) and LoRA dropout changes what is sampled."""
+    """The first step's rollouts run before any update: the policy must already be in eval mode
+    (``get_peft_model`` leaves it in train mode, where LoRA dropout would perturb what is sampled), and
+    generation must keep its KV cache although gradient checkpointing is on for the update."""
     from expbank.config import config_from_tree
     from expbank.training.rl.grpo import build_policy
 
@@ -263,3 +263,23 @@ def test_a_new_policy_samples_in_eval_mode_with_its_kv_cache(lora):
                               pad_token_id=0)
     handle.remove()
     assert seen == [6, 1, 1, 1]  # the prompt once, then one new token per step: the cache is used
+
+
+def test_rollouts_generate_for_every_episode_in_flight_at_once(tmp_path):
+    """The generation batch is the episodes in flight, not the update's micro-batch: a recipe's 16 episodes
+    with micro-batches of 2 would otherwise generate 2 at a time on a GPU."""
+    from expbank.config import config_from_tree
+    from expbank.training.rl import grpo
+
+    config = config_from_tree({
+        "env": {"name": "webshop", "split": "test", "max_steps": 1}, "report": {"splits": ["test"]},
+        "actor": {"backend": "hf", "model": "tiny-random"}, "memory": {"mode": "none"},
+        "decoding": {"temperature": 1.0, "max_new_tokens": 4}, "select": {"every": 0},
+        "train": {"steps": 1, "split": "train", "tasks_per_step": 2, "group_size": 2, "micro_batch_size": 1,
+                  "lora": {"enabled": False}},
+        "run": {"dir": str(tmp_path / "run"), "seed": 0, "episodes_in_flight": 4}}, "test")
+    run = grpo.start_run(config, resume=False)
+    with grpo.rollout_pool(run) as pool:
+        results = grpo.play_groups(run, pool, 1)
+    assert len(results) == 4 and all(len(result.conversations) == 1 for result in results)
+    assert run.backend.usage.calls == 1  # one turn each, one generate call for all four

@@ -302,9 +302,13 @@ def require_vllm():
     return vllm
 
 
-def backend_for(actor: ActorConfig, cache_dir: str | os.PathLike | None = None, **options: Any):
+def backend_for(actor: ActorConfig, cache_dir: str | os.PathLike | None = None, batch_size: int = 8,
+                **options: Any):
     """The backend an ``actor:`` config section describes (its request limits included); ``cache_dir`` is
-    where an ``openai`` actor with ``actor.cache`` keeps its replies."""
+    where an ``openai`` actor with ``actor.cache`` keeps its replies; an ``hf`` actor generates for up to
+    ``batch_size`` episodes in one call (the run's episodes in flight)."""
+    if actor.backend == "hf":
+        options |= {"batch_size": batch_size}
     if actor.backend == "openai":
         options |= {"max_retries": actor.max_retries, "concurrency": actor.concurrency,
                     "cache_dir": cache_dir if actor.cache else None}

@@ -555,8 +555,9 @@ def start_run(config: Config, resume: bool) -> GRPORun:
         backend = VLLMBackend.colocated(config.actor.model, dist.rank, cfg.vllm.gpu_memory_utilization,
                                         vllm_sync.max_model_len(config))
     else:
+        # one generate call for every episode in flight (the update's micro-batch bounds backward memory, not this)
         backend = HFBackend.wrap(policy.model if replica is None else replica, policy.tokenizer, policy.name,
-                                 batch_size=cfg.micro_batch_size)
+                                 batch_size=config.run.episodes_in_flight)
     dist.start_tracking("grpo", config.model_dump(mode="json"))
     return GRPORun(config, run_dir, dist, policy, model, optimizer, start, task_ids, settings, backend, memory, bank,
                    replica)
