@@ -25,12 +25,7 @@ case "${1:-}" in --build | --cpu) MODE=$1; shift ;; esac
 if [ "$MODE" = "--build" ]; then
     exec "$PYTHON" scripts/gpu_check.py build "$FOLDER"
 fi
-for arg in "$@"; do
-    case "$arg" in --stage | lora-* | full-* | --episodes | [0-9]*) ;; *)
-        echo "usage: bash scripts/gpu_check.sh [--build | [--cpu] [--stage NAME]... [--episodes N]]" >&2
-        exit 2 ;;
-    esac
-done
+# other arguments (--stage NAME, --episodes N) go to `gpu_check.py run`, whose parser checks them
 
 WORK=${GPU_CHECK_WORK:-}
 if [ -z "$WORK" ]; then

@@ -54,20 +54,23 @@ class HFBackend:
     """A local causal LM (CPU or GPU), batched generation from a shared-prefix cache, optional PEFT adapter.
 
     ``rowwise`` (default: on a CPU) prefills each prompt on its own instead of as a padded batch.
+    ``batch_size`` splits a call into batches of that many conversations; None (the default) generates for the
+    whole call at once: a rollout passes every episode in flight, and that is the batch it wants.
     """
 
-    def __init__(self, model: str, adapter: str | None = None, device: str | None = None, batch_size: int = 8):
+    def __init__(self, model: str, adapter: str | None = None, device: str | None = None,
+                 batch_size: int | None = None):
         loaded = load_model(model, adapter=adapter, device=device)
         self._hold(loaded.model, loaded.tokenizer, model, batch_size)
 
     @classmethod
-    def wrap(cls, model, tokenizer, name: str, batch_size: int = 8) -> HFBackend:
+    def wrap(cls, model, tokenizer, name: str, batch_size: int | None = None) -> HFBackend:
         """A backend over a model already in memory (the policy being trained)."""
         backend = cls.__new__(cls)
         backend._hold(model, tokenizer, name, batch_size)
         return backend
 
-    def _hold(self, model, tokenizer, name: str, batch_size: int) -> None:
+    def _hold(self, model, tokenizer, name: str, batch_size: int | None) -> None:
         self.name, self.model, self.tokenizer = name, model, tokenizer
         self.batch_size, self.usage = batch_size, UsageCounter()
         self.last_usage: list[UsageCounter] = []  # per conversation of the last call
@@ -93,8 +96,9 @@ class HFBackend:
             torch.manual_seed(seed)
         eos = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
         self.last_usage = []
-        for start in range(0, len(messages), self.batch_size):
-            batch = messages[start: start + self.batch_size]
+        size = self.batch_size or max(1, len(messages))
+        for start in range(0, len(messages), size):
+            batch = messages[start: start + size]
             prompts = [self.tokenizer(self.render(conversation), add_special_tokens=False)["input_ids"]
                        for conversation in batch]
             ids, attention, cache = self._prefill(prompts)
@@ -302,13 +306,9 @@ def require_vllm():
     return vllm
 
 
-def backend_for(actor: ActorConfig, cache_dir: str | os.PathLike | None = None, batch_size: int = 8,
-                **options: Any):
+def backend_for(actor: ActorConfig, cache_dir: str | os.PathLike | None = None, **options: Any):
     """The backend an ``actor:`` config section describes (its request limits included); ``cache_dir`` is
-    where an ``openai`` actor with ``actor.cache`` keeps its replies; an ``hf`` actor generates for up to
-    ``batch_size`` episodes in one call (the run's episodes in flight)."""
-    if actor.backend == "hf":
-        options |= {"batch_size": batch_size}
+    where an ``openai`` actor with ``actor.cache`` keeps its replies."""
     if actor.backend == "openai":
         options |= {"max_retries": actor.max_retries, "concurrency": actor.concurrency,
                     "cache_dir": cache_dir if actor.cache else None}

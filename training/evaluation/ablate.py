@@ -96,7 +96,7 @@ def ablate(config: Config, progress: bool = True) -> dict[str, Any]:
     for arm in arms:
         key = (arm.actor.backend, arm.actor.model, arm.actor.adapter, arm.actor.base_url)
         if key not in backends:  # load each actor once and reuse it across its memory arms
-            backends[key] = backend_for(arm.actor, cache_dir=run_dir / "cache", batch_size=arm.run.episodes_in_flight)
+            backends[key] = backend_for(arm.actor, cache_dir=run_dir / "cache")
         evaluate(arm, progress=progress, backend=backends[key])
     summary = write_report(run_dir)
     summary["skipped"] = skipped

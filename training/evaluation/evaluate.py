@@ -111,7 +111,7 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
 
     if todo or config.memory.online:
         if backend is None and todo:
-            backend = backend_for(config.actor, cache_dir=run_dir / "cache", batch_size=config.run.episodes_in_flight)
+            backend = backend_for(config.actor, cache_dir=run_dir / "cache")
         meter = UsageMeter(backend)
         settings = RolloutSettings(
             env=config.env.name, split=config.env.split, arm=arm, run_id=run_dir.name,

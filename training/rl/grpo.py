@@ -226,9 +226,8 @@ def build_policy(config: Config, device: torch.device | None = None) -> Policy:
         reference_adapter = "reference"
         model.load_adapter(config.actor.adapter, adapter_name=reference_adapter, is_trainable=False)
         model.set_adapter("default")
-    # rollouts sample in eval mode: in train mode, gradient checkpointing turns generate's KV cache off (every
-    # new token recomputes the whole sequence) and LoRA dropout perturbs the sampling policy; `update` switches
-    # to train mode for its backward passes and back
+    # rollouts sample in eval mode (get_peft_model leaves train mode on, where LoRA dropout would perturb the
+    # sampling policy); `update` switches to train mode for its backward passes and back
     model.eval()
     return Policy(model, loaded.tokenizer, config.actor.model, reference, reference_adapter)
 
@@ -556,8 +555,7 @@ def start_run(config: Config, resume: bool) -> GRPORun:
                                         vllm_sync.max_model_len(config))
     else:
         # one generate call for every episode in flight (the update's micro-batch bounds backward memory, not this)
-        backend = HFBackend.wrap(policy.model if replica is None else replica, policy.tokenizer, policy.name,
-                                 batch_size=config.run.episodes_in_flight)
+        backend = HFBackend.wrap(policy.model if replica is None else replica, policy.tokenizer, policy.name)
     dist.start_tracking("grpo", config.model_dump(mode="json"))
     return GRPORun(config, run_dir, dist, policy, model, optimizer, start, task_ids, settings, backend, memory, bank,
                    replica)

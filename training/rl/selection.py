@@ -56,7 +56,7 @@ def evaluate_dev(config: Config, policy: Any, run_dir: Path, step: int, bank: Pa
 
     The torch RNG is forked so that evaluating leaves training's random stream as it was.
     """
-    backend = HFBackend.wrap(policy.model, policy.tokenizer, policy.name, batch_size=config.run.episodes_in_flight)
+    backend = HFBackend.wrap(policy.model, policy.tokenizer, policy.name)
     with torch.random.fork_rng(devices=[]):
         summary = evaluate(dev_config(config, run_dir, step, bank), progress=False, backend=backend)
     arm = summary["arms"][config.arm_name()]
