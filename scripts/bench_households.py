@@ -103,11 +103,11 @@ def render(args: argparse.Namespace) -> dict:
 
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
-                  "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action")
-GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate")  # kept in OUT/grpo/options.json
+                  "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation")
+GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms")  # in OUT/grpo/options.json
 # a folder made before these options existed used these values
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
-                 "action": "generated"}
+                 "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current"}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -255,6 +255,8 @@ def main() -> None:
     parser.add_argument("--grpo-tasks", type=int, help="GRPO tasks per step, 8 samples each (default 4 with "
                         "--small, else 2)")
     parser.add_argument("--grpo-learning-rate", type=float, help="default 5e-5 with --small, else 1e-5")
+    parser.add_argument("--practice-rooms", type=int, default=PRACTICE_HOUSEHOLDS,
+                        help="rooms of GRPO's practice games (practice_games)")
     parser.add_argument("--model", default="smollm2-135m", help="the pretrained policy without --small")
     parser.add_argument("--train-households", type=int, default=Recipe.train_households)
     parser.add_argument("--k", type=int, default=None, help="entries shown (default: 1 with --small, else 2)")
@@ -270,6 +272,9 @@ def main() -> None:
     parser.add_argument("--warned-share", type=float, default=0.0, help="--small: share of training episodes "
                         "shown the not-found warning of a first attempt that missed, answered by a second attempt "
                         "that looks elsewhere (the games' 'warned' split); sft-none gets the same walks, no block")
+    parser.add_argument("--observation", choices=["current", "first"], default="current",
+                        help="memory.observation of every bank arm, in SFT records and evaluation alike: each "
+                        "step retrieves with its own observation, or with the episode's first (the room)")
     parser.add_argument("--action", choices=["generated", "scored"], default="generated",
                         help="every evaluation's decoding.action: scored takes the admissible action the policy "
                         "finds likeliest after its reply (docs/design.md §5); training is unchanged")
@@ -315,7 +320,7 @@ def main() -> None:
     if not args.small:
         step("collect train", train, lambda: expert_episodes(games, "train", train))
     bank = step("bank", out / "bank" / "manifest.json", lambda: build_bank(visits, out / "bank")).parent
-    bank_memory = {"mode": "bank", "bank": str(bank)}
+    bank_memory = {"mode": "bank", "bank": str(bank), "observation": args.observation}
 
     def policy(name: str, memory: dict) -> dict:
         folder = out / "models" / name
@@ -340,7 +345,7 @@ def main() -> None:
         (out / "grpo").mkdir(exist_ok=True)
         keep_options(out / "grpo", {key: getattr(args, key) for key in GRPO_OPTIONS})
         practice = step("practice games", out / "practice" / "COMPLETE",
-                        lambda: write_practice(out / "practice", recipe)).parent
+                        lambda: write_practice(out / "practice", recipe, args.practice_rooms)).parent
         practice_visits = step("collect practice visits", out / "trajectories" / "practice-visits.jsonl",
                                lambda: expert_episodes(practice, "visits",
                                                        out / "trajectories" / "practice-visits.jsonl"))
@@ -388,9 +393,9 @@ def main() -> None:
                              else args.model, "sft_steps": args.sft_steps, "k": args.k, "system": args.system,
                              "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
-                             "action": args.action, "constructed_panel": True}
+                             "action": args.action, "observation": args.observation, "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
-        summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, PRACTICE_HOUSEHOLDS)
+        summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
@@ -398,7 +403,8 @@ def main() -> None:
              f"system {args.system}, negatives other/empty {args.other_rooms_share}/{args.empty_share}"
              f"{', searching walks' if args.search_negatives else ''}"
              f"{f', warned {args.warned_share}' if args.warned_share else ''}"
-             f"{', scored actions' if args.action == 'scored' else ''}), "
+             f"{', scored actions' if args.action == 'scored' else ''}"
+             f"{', retrieval with the first observation' if args.observation == 'first' else ''}), "
              "no-memory ceiling "
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"

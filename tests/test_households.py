@@ -268,6 +268,31 @@ def test_negative_records_show_other_rooms_or_nothing_and_are_taught_none(small_
     assert replies(Negatives(search_split="searches")) == plain  # no draw, no searching walk
 
 
+def test_records_retrieving_with_the_first_observation_show_the_rooms_entry_at_every_step(small_bank, tmp_path):
+    """``memory.observation: first`` in tiny-warm's records: every step is shown the block its first step was
+    (the room's own entry), so the take step's reconstruction is the action it takes; with ``current`` later
+    steps retrieve with one receptacle's observation and are shown entries that do not apply. Only a bank
+    policy's recipe key changes."""
+    from expbank.config import MemoryConfig
+    from expbank.training.actors.tiny_warm import WarmRecipe, expert_conversations
+
+    root, bank = small_bank
+
+    def replies(observation: str) -> list[str]:
+        memory = MemoryConfig(mode="bank", bank=str(bank), k=1, observation=observation)
+        return [c[-1]["content"] for c in expert_conversations("alfworld", 1, tmp_path, "train", str(root), memory)]
+
+    first, current = replies("first"), replies("current")
+    assert len(first) == len(current) and all("applies: this room" in reply for reply in first)
+    takes = [(re.search(r"<action>(.*)</action>", r)[1], re.search(r"<reconstruct>(.*)</reconstruct>", r)[1])
+             for r in first]
+    takes = [(action, reconstruction) for action, reconstruction in takes if action.startswith("take ")]
+    assert takes and all(action == reconstruction for action, reconstruction in takes)
+    assert any("does not apply" in reply for reply in current)
+    assert WarmRecipe(memory="bank", observation="first").key() != WarmRecipe(memory="bank").key()
+    assert WarmRecipe(observation="first").key() == WarmRecipe().key()  # without memory it changes nothing
+
+
 def test_warned_records_show_the_first_attempts_warning_and_look_elsewhere(small_bank, tmp_path):
     """tiny-warm's warned draws: the block holds the not-found warning the rule summariser writes of the first
     attempt (the real searching episode cut after its misses), the critique applies it, and the answer is the

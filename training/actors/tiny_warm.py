@@ -79,6 +79,7 @@ class WarmRecipe:
     k: int = 2
     source_chars: int = 200
     guidance_tokens: int = 256
+    observation: str = "current"  # memory.observation of the rows: each step's own, or the episode's first
     system: str = "full"  # prompt.system of the rows: full, or none (no system message)
     # with a bank, the share of expert episodes whose records show only other rooms' entries (ALFWorld), and the
     # share that show an empty block: both teach NONE and acting without memory (0, 0: every record retrieves)
@@ -98,7 +99,8 @@ class WarmRecipe:
 
     def memory_config(self) -> MemoryConfig:
         return MemoryConfig(mode=self.memory, bank=self.bank, reconstruct=self.reconstruct, k=self.k,
-                            source_chars=self.source_chars, guidance_tokens=self.guidance_tokens)
+                            source_chars=self.source_chars, guidance_tokens=self.guidance_tokens,
+                            observation=self.observation)
 
     def negatives(self) -> Negatives:
         return Negatives(self.other_rooms_share, self.empty_share, self.search_split, self.warned_share,
@@ -126,9 +128,11 @@ class WarmRecipe:
             del fields["warned_share"], fields["warned_splits"]
         else:
             fields["warned_splits"] = [_games_fingerprint(self.alfworld_data, split) for split in self.warned_splits]
+        if self.observation == "current":  # the default adds nothing (older keys stay)
+            del fields["observation"]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
-            for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens"):
-                del fields[name]
+            for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens", "observation"):
+                fields.pop(name, None)
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
 
