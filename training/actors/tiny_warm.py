@@ -128,11 +128,11 @@ class WarmRecipe:
             del fields["warned_share"], fields["warned_splits"]
         else:
             fields["warned_splits"] = [_games_fingerprint(self.alfworld_data, split) for split in self.warned_splits]
-        if self.observation == "current":  # the default adds nothing (older keys stay)
+        if self.observation == "current" or self.memory == "none":  # nothing at the default (older keys stay)
             del fields["observation"]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
-            for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens", "observation"):
-                fields.pop(name, None)
+            for name in ("memory", "bank", "reconstruct", "k", "source_chars", "guidance_tokens"):
+                del fields[name]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -42,8 +42,8 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
                 other_rooms_share: float = 0.0, empty_share: float = 0.0, search: bool = False,
                 warned_share: float = 0.0) -> Path:
     """A ``tiny-warm`` policy trained from scratch on the training households' expert walkthroughs, shown the
-    experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct`` and ``observation``); the shares of
-    episodes shown other rooms' entries or none instead are ``WarmRecipe``'s negatives. With ``search`` those
+    experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct`` and ``observation``);
+    the shares of episodes shown other rooms' entries or none instead are ``WarmRecipe``'s negatives. With ``search`` those
     episodes are the ``searches`` split's walks (look, miss, look again), for a policy without memory too: it
     gets the same searching records, so the two differ by the block alone. ``warned_share`` of the episodes
     show the not-found warning of a first attempt (the ``searches`` walk cut after one or two misses) and are
@@ -56,8 +56,8 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
                         induction_mix_batch_size=16, average_last=50, seed=seed,
                         memory=memory.get("mode", "none"), bank=memory.get("bank"), k=render["k"],
                         reconstruct=memory.get("reconstruct", True), source_chars=render["source_chars"],
-                        guidance_tokens=render["guidance_tokens"], observation=memory.get("observation", "current"),
-                        system=system,
+                        guidance_tokens=render["guidance_tokens"], system=system,
+                        observation=memory.get("observation", "current"),
                         other_rooms_share=other_rooms_share * negatives, empty_share=empty_share * negatives,
                         search_split="searches" if search else None, warned_share=warned_share,
                         warned_splits=("searches", "warned") if warned_share else None)
