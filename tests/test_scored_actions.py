@@ -90,3 +90,26 @@ def test_scored_actions_need_a_local_model_and_are_not_trained_on(tmp_path):
     with pytest.raises(UserError, match="decoding.action=scored is for evaluation"):
         grpo.start_run(config, resume=False)
     assert not (tmp_path / "run").exists()
+
+
+class BrokenWriter(HFBackend):
+    """tiny-random scoring for real, writing what a policy whose format broke down wrote on the households
+    stream: a reply that opens ``<action>`` twice."""
+
+    def generate(self, messages: list[list[dict]], **sampling) -> list[str]:
+        return ["<observe>You are 1</observe><action>go to drawer 9 from shelf 1</reconstruct><action>look"
+                for _ in messages]
+
+
+def test_a_reply_that_opens_action_twice_still_takes_the_scored_action():
+    """The scored action replaces everything from the first ``<action>``: the step's action (what the engine
+    received) is admissible, not the broken text between two action tags."""
+    task_id = envs.task_ids("alfworld", "valid_unseen")[0]
+    settings = RolloutSettings(env="alfworld", spec=ProtocolSpec("none"), max_new_tokens=8, action="scored")
+    with EnvPool("alfworld", "valid_unseen", workers=1, max_steps=2) as pool:
+        [result] = rollout(BrokenWriter("tiny-random"), pool, [RolloutJob("broken", task_id, 0)], settings, None)
+    steps = result.record["steps"]
+    assert len(steps) == 2
+    for step in steps:
+        assert step["action"] in step["admissible_actions"] and not step["invalid"]
+        assert step["output"] == f"<observe>You are 1</observe><action>{step['action']}{ACTION_STOP}"

@@ -142,11 +142,13 @@ def _generate(backend, conversations: list[list[dict]], settings: RolloutSetting
 
 def _scored(backend, conversations: list[list[dict]], replies: list[str], lives: list[_Live],
             temperature: float) -> list[str]:
-    """``decoding.action: scored``: each reply keeps its text up to ``<action>`` and takes an admissible action
-    by the probability the policy gives it there (docs/design.md §5): the likeliest at temperature 0, else one
-    drawn from their softmax at ``temperature``, seeded by the episode and step so reruns draw the same.
-    A turn whose written action differs from the one taken is counted."""
-    prefixes = [reply.rsplit("<action>", 1)[0] + "<action>" for reply in replies]
+    """``decoding.action: scored``: each reply keeps its text up to its first ``<action>`` and takes an admissible
+    action by the probability the policy gives it there (docs/design.md §5): the likeliest at temperature 0, else
+    one drawn from their softmax at ``temperature``, seeded by the episode and step so reruns draw the same.
+    A turn whose written action differs from the one taken is counted. The first ``<action>``, because the
+    parser reads the first action block: a broken reply that opens ``<action>`` twice must not have the
+    scored action appended after text the environment would then receive."""
+    prefixes = [reply.split("<action>", 1)[0] + "<action>" for reply in replies]
     admissible = [live.info["admissible_actions"] for live in lives]
     scores = backend.score_options(conversations, prefixes,
                                    [[action + protocol.ACTION_STOP for action in actions] for actions in admissible])
