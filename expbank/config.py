@@ -231,6 +231,9 @@ class LivingBankConfig(Section):
         2, ge=1, description="Success/failure-balanced episodes of each group kept for the bank.")
     summariser: Literal["rule", "llm"] = Field(
         "rule", description="Summariser of the living bank: `rule` or `llm`.")
+    sightings: bool = Field(
+        False, description="`rule` summariser, ALFWorld: also write where each object an episode saw lay (a find "
+        "strategy per object it did not take), so a failed episode teaches the places of the objects it passed.")
     summariser_model: str | None = Field(
         None, description="`llm` summariser: model name on the server; `null` = `actor.model`.")
     summariser_base_url: str | None = Field(

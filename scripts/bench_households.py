@@ -103,11 +103,13 @@ def render(args: argparse.Namespace) -> dict:
 
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
-                  "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation")
+                  "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
+                  "sightings")
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms")  # in OUT/grpo/options.json
 # a folder made before these options existed used these values
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
-                 "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current"}
+                 "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
+                 "sightings": False}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -278,6 +280,9 @@ def main() -> None:
     parser.add_argument("--action", choices=["generated", "scored"], default="generated",
                         help="every evaluation's decoding.action: scored takes the admissible action the policy "
                         "finds likeliest after its reply (docs/design.md §5); training is unchanged")
+    parser.add_argument("--sightings", action="store_true", help="--online: the online bank's rule summariser also "
+                        "writes where each object an episode saw lay, and the bank retires what episodes disproved "
+                        "or superseded (train.bank.sightings, retire_disproved)")
     args = parser.parse_args()
     if args.table:
         print(seed_table(args.table), end="")
@@ -375,6 +380,8 @@ def main() -> None:
         for name, (actor, memory) in streams.items():
             tree = eval_config(args, games, actor, memory)
             tree["env"]["split"], tree["panel"]["task_ids"] = "stream", stream
+            if memory.get("online"):
+                tree["train"] = {"bank": {"sightings": args.sightings, "retire_disproved": args.sightings}}
             config = write_yaml(out / "configs" / f"stream-{name}.yaml", tree)
             step(f"stream {name}", out / "stream" / name / "summary.json",
                  lambda c=config, n=name: expbank("eval", str(c), f"run.dir={out / 'stream' / n}"))
@@ -393,7 +400,8 @@ def main() -> None:
                              else args.model, "sft_steps": args.sft_steps, "k": args.k, "system": args.system,
                              "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
-                             "action": args.action, "observation": args.observation, "constructed_panel": True}
+                             "action": args.action, "observation": args.observation, "sightings": args.sightings,
+                             "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}

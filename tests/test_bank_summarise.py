@@ -7,6 +7,7 @@ from bank_data import alf_failure, alf_place, alf_transform, episode, web_failur
 from expbank.bank.summarise import (
     LLMSummariser,
     RuleSummariser,
+    alfworld_sightings,
     count_tokens,
     goal_object,
     is_grounded,
@@ -101,6 +102,35 @@ def test_a_failure_that_never_found_the_object_says_where_it_looked():
     pairs[4] = ("You arrive at desk 1. On the desk 1, you see a apple 1.", "take apple 1 from desk 1")
     took = episode("alfworld", "pick_and_place_simple", "put a apple in garbagecan.", pairs, False)
     assert not [e for e in RuleSummariser().summarise(took) if not_found(e)]
+
+
+def test_sightings_write_where_every_object_seen_lay_but_the_tasks_own_once_taken():
+    """``sightings``: each object a look listed is a find strategy of a task that needs it, at the first place
+    it was seen, with the way there (opening a closed place) and the take; nothing for a closed place or
+    "nothing"; not the task's own object once taken (its find strategy says it), but an object taken for no
+    reason of the task. Off by default."""
+    room = ("You are in the middle of a room. Looking quickly around you, you see a desk 1, a drawer 1, a shelf 1, "
+            "and a garbagecan 1.\n\nYour task is to: put a apple in garbagecan.")
+    pairs = [(room, "go to drawer 1"), ("You arrive at drawer 1. The drawer 1 is closed.", "open drawer 1"),
+             ("You open the drawer 1. The drawer 1 is open. In it, you see a egg 1, and a pen 2.", "go to desk 1"),
+             ("You arrive at desk 1. On the desk 1, you see a apple 1, a mug 1, and a pineapple 1.", "take apple 1 from desk 1"),
+             ("You pick up the apple 1 from the desk 1.", "go to shelf 1"),
+             ("You arrive at shelf 1. On the shelf 1, you see a egg 2, and a mug 3.", "look")]
+    failed = episode("alfworld", "pick_and_place_simple", "put a apple in garbagecan.", pairs, False)
+    sightings = alfworld_sightings(failed)
+    assert [(e.actions, e.provenance.steps) for e in sightings] == [
+        (["go to drawer 1", "open drawer 1", "take egg 1 from drawer 1"], [0]),
+        (["go to drawer 1", "open drawer 1", "take pen 2 from drawer 1"], [0]),
+        (["go to desk 1", "take mug 1 from desk 1"], [2]),
+        (["go to desk 1", "take pineapple 1 from desk 1"], [2])]
+    egg = sightings[0]
+    assert egg.kind == "strategy" and "(here it was in/on drawer 1), then take egg 1 from drawer 1." in egg.guidance
+    assert egg.situation == (room.split("\n")[0] + " Your task is to: put a egg in garbagecan. Holding nothing; "
+                             "first find and take the egg.")  # the goal made to need the egg
+    assert not any(e in RuleSummariser().summarise(failed) for e in sightings), "off by default"
+    assert all(e in RuleSummariser(sightings=True).summarise(failed) for e in sightings)
+    failed.task = "put a cup in garbagecan."  # the apple was taken for nothing the task names: a sighting
+    assert "take apple 1 from desk 1" in [e.actions[-1] for e in alfworld_sightings(failed)]
 
 
 def test_webshop_strategies_and_warnings():

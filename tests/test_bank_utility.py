@@ -229,8 +229,8 @@ def test_retire_disproved_when_an_episode_saw_the_place_without_the_object(new_b
 
 def test_a_not_found_warning_is_retired_when_its_room_shows_the_object_there(new_bank):
     """"The apple was not on desk 1" goes once an episode of its room, shown it, takes the apple from desk 1
-    (disproved), or takes it anywhere (superseded: the find says where it is); a look-alike room's episode
-    says nothing of it; pinned stays."""
+    (disproved), or takes it anywhere (superseded: the find says where it is), or, with sightings, another
+    task of the room saw it; a look-alike room's episode says nothing of it; pinned stays."""
     bank = new_bank()
     summarise = RuleSummariser().summarise
     without = {0: "You arrive at desk 1. On the desk 1, you see a mug 1.",
@@ -259,8 +259,16 @@ def test_a_not_found_warning_is_retired_when_its_room_shows_the_object_there(new
     warning = warn("s4")
     removals = write(_carry("apple", "shelf 2", task_id="s5", split="stream"), warning)
     assert [r.id for r in removals] == [warning.id] and removals[0].reason.startswith("superseded")
-    assert "took apple 1 from shelf 2" not in removals[0].reason and "took apple from shelf 2" in removals[0].reason
+    assert "apple 1" not in removals[0].reason and "found apple at shelf 2" in removals[0].reason
     assert bank.log()[-1]["event"] == "superseded"
+    warning = warn("s6")  # where another task of the room, which passed the apple, saw it
+    passed = _carry("mug", "shelf 2", looks=("drawer 1",), task_id="s7", split="stream",
+                    seen={0: "You arrive at drawer 1. On the drawer 1, you see a apple 1."})
+    written = RuleSummariser().summarise(passed)
+    assert retire_disproved(bank, passed, written, bank.add(written)) == [], "without sightings nothing says so"
+    written = RuleSummariser(sightings=True).summarise(passed)
+    removals = retire_disproved(bank, passed, written, bank.add(written))
+    assert [r.id for r in removals] == [warning.id] and "found apple at drawer 1" in removals[0].reason
 
 
 def test_prune_on_bank_is_logged_with_reasons(new_bank):

@@ -153,19 +153,21 @@ def retire_disproved(bank: Bank, episode, entries: Iterable[Entry], report: AddR
 
 
 def _supersede_not_found(bank: Bank, episode, new: dict[str, tuple[str, str]]) -> list[Removal]:
-    """Delete the not-found warnings of a situation the episode just wrote a find of the same object for (event
-    ``superseded``): where the object lies is now known, and warnings of where it did not, one per failed
-    episode, would otherwise fill the block ahead of that find. A full scan of the bank's warnings."""
-    found = {(said(entry.situation), bare_name(fact[0])): fact[1] for entry_id, fact in new.items()
+    """Delete the not-found warnings of an object in a room the episode just wrote a find of that object for
+    (event ``superseded``): where the object lies is now known, and warnings of where it did not, one per failed
+    episode, would otherwise fill the block ahead of that find. A room is the numbered things its situation
+    names (:func:`~expbank.bank.store.named_things`), so a find written for another task of the room (another
+    phrasing of the goal, or a sighting) supersedes too. A full scan of the bank's warnings."""
+    found = {(tuple(named_things(entry.situation)), bare_name(fact[0])): fact[1] for entry_id, fact in new.items()
              if (entry := bank.get(entry_id)) is not None}
     if not found:  # most episodes write no find: skip the scan
         return []
     removals = []
     for entry in bank.entries():
         absent = not_found(entry) if not entry.pinned else None
-        place = found.get((said(entry.situation), absent[0])) if absent else None
+        place = found.get((tuple(named_things(entry.situation)), absent[0])) if absent else None
         if place is not None:
-            removals.append(Removal(entry.id, f"superseded: episode {episode.episode_id} took {absent[0]} from "
-                                              f"{place} in this situation"))
+            removals.append(Removal(entry.id, f"superseded: episode {episode.episode_id} found {absent[0]} at "
+                                              f"{place} in this room"))
     bank.delete([r.id for r in removals], event="superseded", reasons={r.id: r.reason for r in removals})
     return removals

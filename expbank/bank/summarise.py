@@ -6,8 +6,8 @@
   buy); a failed one yields warnings (loops, repeated invalid actions, wrong object or receptacle, buying
   without the options asked for) and, in ALFWorld, the find strategy when it took the object the task
   names (where an object lies is true whatever happened after), or, when it never took that object, where
-  it looked without seeing it. Every episode also yields one bounded ``trajectory`` excerpt for the
-  raw-replay arm.
+  it looked without seeing it; optionally (``sightings``) where every other object it saw lay. Every episode
+  also yields one bounded ``trajectory`` excerpt for the raw-replay arm.
 * :class:`LLMSummariser` asks any :class:`~expbank.chat.ChatBackend` for JSON, validates it, retries,
   caps the entries per episode and drops advice that is not grounded in the episode.
 
@@ -299,6 +299,56 @@ def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry
                    [f"go to {place}" for place in places], first, summariser)]
 
 
+_ARTICLE = re.compile(r"^(?:a|an|some|the)\s+")
+
+
+def listed(seen: str) -> list[str]:
+    """The objects of a :func:`seen_at` listing ("a egg 1, a mug 2, and a pen 1." -> ["egg 1", "mug 2",
+    "pen 1"]; "nothing." -> [])."""
+    items = re.split(r",\s*(?:and\s+)?|\s+and\s+", seen.strip().rstrip("."))
+    return [name for item in items if (name := _ARTICLE.sub("", item.strip())) and name != "nothing"]
+
+
+def _with_object(goal: str, what: str) -> str:
+    """The goal with its object replaced ("put some tomato on garbagecan." -> "put some egg on garbagecan."):
+    a sighting's situation reads like the first observation of a task that needs ``what``."""
+    own = goal_object(goal)
+    return re.sub(rf"\b{re.escape(own)}\b", what, goal, count=1) if own else goal
+
+
+def alfworld_sightings(episode: Episode, summariser: str = "rule") -> list[Entry]:
+    """Where each object the episode saw lay, written as the find strategy of a task that needs it (but the
+    task's own object once taken: its find strategy says it): a look at a place is a fact of the room whatever
+    the task was, so an episode that misses its own object still teaches where the others are.
+
+    The situation is phrased like the first observation of this room with the episode's goal made to need
+    the object (a find strategy's situation is the real one), so a later task that needs it ranks it alike and
+    ahead of other objects' finds; the actions are the way to it (open it when it was closed) and the
+    take, so ``retire_disproved`` treats it as a take fact. Off by default (``train.bank.sightings``): a real
+    ALFWorld episode sees tens of objects, each an entry."""
+    if not episode.steps:
+        return []
+    room = episode.steps[0].observation.split("Your task is to:")[0].strip()
+    took = {bare_name(fact[0]) for step in episode.steps if not step.invalid and (fact := taken(step.action))}
+    written = took & {goal_object(episode.task)}  # the find strategy of the task's own object says it
+    actions = [said(step.action) for step in episode.steps]
+    entries: list[Entry] = []
+    for place in dict.fromkeys(a[len("go to "):] for a in actions if a.startswith("go to ")):
+        for obj in dict.fromkeys(obj for seen in seen_at(episode, place) for obj in listed(seen)):
+            what = bare_name(obj)
+            if what in written:
+                continue
+            written.add(what)  # the first place an object was seen is the one written
+            way = [f"go to {place}"] + ([f"open {place}"] if f"open {place}" in actions else [])
+            entries.append(_entry(
+                episode, "strategy", f"{room} Your task is to: {_with_object(episode.task, what)} Holding nothing; "
+                f"first find and take the {what}.",
+                f"Find the {what}: check the receptacles where a {what} is likely, opening closed ones "
+                f"(here it was in/on {place}), then take {obj} from {place}.",
+                way + [f"take {obj} from {place}"], actions.index(f"go to {place}"), summariser))
+    return entries
+
+
 def not_found(entry: Entry) -> tuple[str, list[str]] | None:
     """``(object, places)`` of an :func:`alfworld_not_found` warning, else None."""
     match = NOT_FOUND.match(entry.guidance) if entry.kind == "warning" else None
@@ -423,13 +473,16 @@ def webshop_warnings(episode: Episode, summariser: str = "rule") -> list[Entry]:
 class RuleSummariser:
     name = "rule"
 
-    def __init__(self, excerpt_tokens: int = 256):
+    def __init__(self, excerpt_tokens: int = 256, sightings: bool = False):
         self.excerpt_tokens = excerpt_tokens
+        self.sightings = sightings  # ALFWorld: also where each object seen lay (alfworld_sightings)
 
     def summarise(self, episode: Episode) -> list[Entry]:
         if episode.env == "alfworld":
             entries = alfworld_strategies(episode) if episode.success else \
                 alfworld_find(episode) + alfworld_not_found(episode) + alfworld_warnings(episode)
+            if self.sightings:
+                entries += alfworld_sightings(episode)
         elif episode.env == "webshop":
             entries = webshop_strategies(episode) if episode.success else webshop_warnings(episode)
         else:

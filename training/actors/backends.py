@@ -337,6 +337,6 @@ def summariser_for(bank: LivingBankConfig, actor_model: str):
     """The summariser of a bank that grows from a run's episodes (``train.bank``: a GRPO run's living bank,
     an online evaluation's copy): the rule summariser, or an LLM one on an OpenAI-compatible server."""
     if bank.summariser == "rule":
-        return make_summariser("rule")
+        return make_summariser("rule", sightings=bank.sightings)
     backend = OpenAICompatBackend(bank.summariser_model or actor_model, base_url=bank.summariser_base_url)
     return make_summariser("llm", backend)
