@@ -293,6 +293,10 @@ def main() -> None:
             and not args.small:
         parser.error("--other-rooms-share, --empty-share, --search-negatives and --warned-share train tiny-warm "
                      "policies: add --small")
+    if args.sightings and not args.online:
+        parser.error("--sightings sets the --online stream's bank: add --online")
+    if args.practice_rooms < 1:
+        parser.error(f"--practice-rooms must be at least 1 (got {args.practice_rooms})")
     if args.search_negatives and not (args.other_rooms_share or args.empty_share):
         parser.error("--search-negatives replaces the walks of --other-rooms-share and --empty-share episodes: "
                      "set either")
