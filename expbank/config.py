@@ -233,7 +233,8 @@ class LivingBankConfig(Section):
         "rule", description="Summariser of the living bank: `rule` or `llm`.")
     sightings: bool = Field(
         False, description="`rule` summariser, ALFWorld: also write where each object an episode saw lay (a find "
-        "strategy per object it did not take), so a failed episode teaches the places of the objects it passed.")
+        "strategy per object seen, but the task's own once taken), so a failed episode teaches the places of the "
+        "objects it passed.")
     summariser_model: str | None = Field(
         None, description="`llm` summariser: model name on the server; `null` = `actor.model`.")
     summariser_base_url: str | None = Field(

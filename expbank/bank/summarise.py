@@ -157,6 +157,13 @@ def taken(action: str) -> tuple[str, str] | None:
     return obj.strip(), place.strip()
 
 
+def find_situation(episode: Episode, goal: str, what: str) -> str:
+    """The situation of a find of ``what`` (a find strategy, a not-found warning, a sighting): phrased like the
+    episode's first observation of the room with ``goal``, so a fresh episode of that room ranks it first."""
+    room = episode.steps[0].observation.split("Your task is to:")[0].strip()
+    return f"{room} Your task is to: {goal} Holding nothing; first find and take the {what}."
+
+
 @dataclass
 class _AlfState:
     holding: str | None = None
@@ -185,8 +192,7 @@ def alfworld_strategies(episode: Episode, summariser: str = "rule") -> list[Entr
             if state.placed:
                 situation = f"Task: {goal} One {what} is placed; holding nothing; find and take a second {what}."
             else:  # phrased like a first observation: this is the entry a fresh episode should find
-                room = episode.steps[0].observation.split("Your task is to:")[0].strip()
-                situation = f"{room} Your task is to: {goal} Holding nothing; first find and take the {what}."
+                situation = find_situation(episode, goal, what)
             made = (situation,
                     f"Find the {what}: check the receptacles where a {what} is likely, opening closed ones "
                     f"(here it was in/on {where}), then {step.action}.")
@@ -291,10 +297,8 @@ def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry
     places = [place for place in dict.fromkeys(visited) if seen_without(episode, place, what)]
     if not places:
         return []
-    room = episode.steps[0].observation.split("Your task is to:")[0].strip()
     first = actions.index(f"go to {places[0]}")
-    return [_entry(episode, "warning",
-                   f"{room} Your task is to: {episode.task} Holding nothing; first find and take the {what}.",
+    return [_entry(episode, "warning", find_situation(episode, episode.task, what),
                    f"The {what} was not in/on {', '.join(places)} here when looked at: look elsewhere first.",
                    [f"go to {place}" for place in places], first, summariser)]
 
@@ -328,7 +332,6 @@ def alfworld_sightings(episode: Episode, summariser: str = "rule") -> list[Entry
     ALFWorld episode sees tens of objects, each an entry."""
     if not episode.steps:
         return []
-    room = episode.steps[0].observation.split("Your task is to:")[0].strip()
     took = {bare_name(fact[0]) for step in episode.steps if not step.invalid and (fact := taken(step.action))}
     written = took & {goal_object(episode.task)}  # the find strategy of the task's own object says it
     actions = [said(step.action) for step in episode.steps]
@@ -341,8 +344,7 @@ def alfworld_sightings(episode: Episode, summariser: str = "rule") -> list[Entry
             written.add(what)  # the first place an object was seen is the one written
             way = [f"go to {place}"] + ([f"open {place}"] if f"open {place}" in actions else [])
             entries.append(_entry(
-                episode, "strategy", f"{room} Your task is to: {_with_object(episode.task, what)} Holding nothing; "
-                f"first find and take the {what}.",
+                episode, "strategy", find_situation(episode, _with_object(episode.task, what), what),
                 f"Find the {what}: check the receptacles where a {what} is likely, opening closed ones "
                 f"(here it was in/on {place}), then take {obj} from {place}.",
                 way + [f"take {obj} from {place}"], actions.index(f"go to {place}"), summariser))
