@@ -104,12 +104,12 @@ def render(args: argparse.Namespace) -> dict:
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
-                  "sightings")
+                  "sightings", "sighted_share")
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms")  # in OUT/grpo/options.json
 # a folder made before these options existed used these values
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
                  "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
-                 "sightings": False}
+                 "sightings": False, "sighted_share": 0.0}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -145,7 +145,7 @@ def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) 
     return households.tiny_policy(games, memory, out, args.seed, args.sft_steps, args.sft_learning_rate,
                                   render(args), args.system, other_rooms_share=args.other_rooms_share,
                                   empty_share=args.empty_share, search=args.search_negatives,
-                                  warned_share=args.warned_share)
+                                  warned_share=args.warned_share, sighted_share=args.sighted_share)
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
@@ -274,6 +274,9 @@ def main() -> None:
     parser.add_argument("--warned-share", type=float, default=0.0, help="--small: share of training episodes "
                         "shown the not-found warning of a first attempt that missed, answered by a second attempt "
                         "that looks elsewhere (the games' 'warned' split); sft-none gets the same walks, no block")
+    parser.add_argument("--sighted-share", type=float, default=0.0, help="--small bank policies: share of "
+                        "training episodes shown, instead of the room's own entry, the sighting of their own walk "
+                        "written as a failed episode's (outcome: failure, as an --online bank's finds are)")
     parser.add_argument("--observation", choices=["current", "first"], default="current",
                         help="memory.observation of every bank arm, in SFT records and evaluation alike: each "
                         "step retrieves with its own observation, or with the episode's first (the room)")
@@ -289,10 +292,10 @@ def main() -> None:
         return
     if args.out is None:
         parser.error("--out is required (or --table)")
-    if (args.other_rooms_share or args.empty_share or args.search_negatives or args.warned_share) \
-            and not args.small:
-        parser.error("--other-rooms-share, --empty-share, --search-negatives and --warned-share train tiny-warm "
-                     "policies: add --small")
+    if (args.other_rooms_share or args.empty_share or args.search_negatives or args.warned_share
+            or args.sighted_share) and not args.small:
+        parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share and --sighted-share "
+                     "train tiny-warm policies: add --small")
     if args.sightings and not args.online:
         parser.error("--sightings sets the --online stream's bank: add --online")
     if args.practice_rooms < 1:
@@ -405,7 +408,7 @@ def main() -> None:
                              "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
                              "action": args.action, "observation": args.observation, "sightings": args.sightings,
-                             "constructed_panel": True}
+                             "sighted_share": args.sighted_share, "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
@@ -415,6 +418,7 @@ def main() -> None:
              f"system {args.system}, negatives other/empty {args.other_rooms_share}/{args.empty_share}"
              f"{', searching walks' if args.search_negatives else ''}"
              f"{f', warned {args.warned_share}' if args.warned_share else ''}"
+             f"{f', sighted {args.sighted_share}' if args.sighted_share else ''}"
              f"{', scored actions' if args.action == 'scored' else ''}"
              f"{', retrieval with the first observation' if args.observation == 'first' else ''}), "
              "no-memory ceiling "

@@ -335,3 +335,45 @@ def test_warned_records_show_the_first_attempts_warning_and_look_elsewhere(small
             assert all(f"go to {p}" not in [s.action for s in second.steps] for p in places)
     with pytest.raises(ValueError):
         Negatives(warned=0.5)  # which splits?
+
+
+def test_sighted_records_show_a_failed_walks_sighting_and_take_it(small_bank, tmp_path):
+    """tiny-warm's sighted draws: the block holds the sighting the rule summariser writes of the expert's walk
+    as a failed episode that saw the food and did not take it (``outcome: failure``, as an online bank's finds
+    are), the critique applies it and the reconstruction is its take, which the answer then makes; without
+    memory the draw changes nothing."""
+    from expbank.config import MemoryConfig
+    from expbank.training.actors.tiny_warm import Negatives, expert_conversations, sighting_before_take
+    from expbank.training.agent.collect import collect
+    from expbank.trajectory import episodes_in_id_order
+
+    root, bank = small_bank
+    memory = MemoryConfig(mode="bank", bank=str(bank), k=1)
+    sighted = expert_conversations("alfworld", 1, tmp_path, "train", str(root), memory, seed=0,
+                                   negatives=Negatives(sighted=1.0))
+    own = expert_conversations("alfworld", 1, tmp_path, "train", str(root), memory, seed=0)
+    assert len(sighted) == len(own)
+    takes = 0
+    for conversation in sighted:
+        prompt, reply = conversation[-2]["content"], conversation[-1]["content"]
+        assert "outcome: failure" in prompt and "outcome: success" not in prompt
+        assert "applies: this room" in reply
+        action, reconstruction = (re.search(rf"<{tag}>(.*)</{tag}>", reply)[1] for tag in ("action", "reconstruct"))
+        if action.startswith("take "):
+            takes += 1
+            assert reconstruction == action
+    assert all("outcome: success" in c[-2]["content"] for c in own)  # the visits' finds were won
+    blind = Negatives(sighted=1.0)
+    assert expert_conversations("alfworld", 1, tmp_path, "train", str(root), MemoryConfig(), seed=0,
+                                negatives=blind) == expert_conversations("alfworld", 1, tmp_path, "train", str(root),
+                                                                         MemoryConfig(), seed=0)
+    collect("alfworld", "train", "expert", tmp_path / "train.jsonl", data_dir=str(root), workers=1, progress=False)
+    episodes = list(episodes_in_id_order(tmp_path / "train.jsonl"))
+    assert takes == len(episodes)  # every walk takes its food once, as the sighting said
+    for episode in episodes:
+        sighting = sighting_before_take(episode)
+        take = next(s.action for s in episode.steps if s.action.startswith("take "))
+        assert sighting is not None and sighting.actions[-1] == take and not sighting.outcome.success
+        assert sighting.actions[0] == next(s.action for s in episode.steps if s.action.startswith("go to "))
+        unwalked = episode.model_copy(update={"steps": [s for s in episode.steps if not s.action.startswith("take ")]})
+        assert sighting_before_take(unwalked) is None

@@ -20,6 +20,7 @@ Everything is seeded (the build uses every core, so floating-point sums may diff
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -30,7 +31,15 @@ from pathlib import Path
 
 from expbank.bank.entry import Entry
 from expbank.bank.store import content_hash
-from expbank.bank.summarise import alfworld_not_found, goal_object, not_found, said
+from expbank.bank.summarise import (
+    alfworld_not_found,
+    alfworld_sightings,
+    bare_name,
+    goal_object,
+    not_found,
+    said,
+    taken,
+)
 from expbank.config import MemoryConfig
 from expbank.envs.alfworld.games import game_set_hash, list_games
 from expbank.paths import cache_dir
@@ -94,6 +103,10 @@ class WarmRecipe:
     # policy learns to look elsewhere than a warning says (0: none); without memory the same walks, no block
     warned_share: float = 0.0
     warned_splits: tuple[str, str] | None = None
+    # with a bank, the share of expert episodes whose records show, instead of what retrieval finds, the sighting
+    # the rule summariser writes of the same walk cut before its take (a failed episode that saw the object, as
+    # an online bank's entries come from: ``outcome: failure``), so such a find is used like a won one (0: none)
+    sighted_share: float = 0.0
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
@@ -104,7 +117,7 @@ class WarmRecipe:
 
     def negatives(self) -> Negatives:
         return Negatives(self.other_rooms_share, self.empty_share, self.search_split, self.warned_share,
-                         self.warned_splits)
+                         self.warned_splits, self.sighted_share)
 
     def key(self) -> str:
         """Names the cache folder: the recipe, and the fingerprint of the ``alfworld_split`` games when
@@ -128,6 +141,8 @@ class WarmRecipe:
             del fields["warned_share"], fields["warned_splits"]
         else:
             fields["warned_splits"] = [_games_fingerprint(self.alfworld_data, split) for split in self.warned_splits]
+        if not self.sighted_share:  # the default adds nothing (older keys stay)
+            del fields["sighted_share"]
         if self.observation == "current" or self.memory == "none":  # nothing at the default (older keys stay)
             del fields["observation"]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
@@ -150,21 +165,23 @@ class Negatives:
     search_split: str | None = None  # the split whose episodes the negatives' records show (None: the same)
     warned: float = 0.0  # the share shown a not-found warning of a first attempt, answered by a second attempt
     warned_splits: tuple[str, str] | None = None  # the splits of the first and second attempts
+    sighted: float = 0.0  # the share shown the sighting of a failed walk that saw the goal object (cut before the take)
 
     def __post_init__(self):
-        shares = (self.other_rooms, self.empty, self.warned)
+        shares = (self.other_rooms, self.empty, self.warned, self.sighted)
         if min(shares) < 0 or sum(shares) > 1:
             raise ValueError(f"negative shares must be >= 0 and sum to <= 1, not {', '.join(map(str, shares))}")
         if self.warned and self.warned_splits is None:
             raise ValueError("a warned share needs warned_splits (the first and second attempts' splits)")
 
     def draws(self, seed: int) -> Iterator[str]:
-        """``own``, ``other``, ``empty`` or ``warned`` for each episode in turn."""
+        """``own``, ``other``, ``empty``, ``warned`` or ``sighted`` for each episode in turn."""
         rng = random.Random(f"negatives-{seed}")
+        names = ("empty", "other", "warned", "sighted")
+        bounds = list(itertools.accumulate((self.empty, self.other_rooms, self.warned, self.sighted)))
         while True:
             roll = rng.random()
-            yield "empty" if roll < self.empty else "other" if roll < self.empty + self.other_rooms else \
-                "warned" if roll < self.empty + self.other_rooms + self.warned else "own"
+            yield next((draw for draw, bound in zip(names, bounds, strict=True) if roll < bound), "own")
 
 
 def _games_fingerprint(data_dir: str, split: str) -> str:
@@ -208,6 +225,13 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
                                                           [warning] if retrievers["own"] else None)
                     continue
                 draw = "own"  # the first look finds the food: no first attempt misses it
+            if draw == "sighted":
+                sighting = sighting_before_take(episode)
+                if sighting is not None and retrievers["own"] is not None:
+                    conversations += records_from_episode(episode, spec, retrievers["own"], history_length,
+                                                          [sighting])
+                    continue
+                draw = "own"  # no memory, or the walk took nothing
             shown = episode if draw == "own" or searches is None else searches[index]
             if shown.success:
                 conversations += records_from_episode(shown, spec, retrievers[draw], history_length)
@@ -231,6 +255,23 @@ def first_attempt_warning(search: Episode, second: Episode) -> Entry | None:
     cut = search.model_copy(update={"steps": search.steps[:looks[-1] + 2], "success": False, "score": 0.0})
     warnings = alfworld_not_found(cut)
     return warnings[0] if warnings and not_found(warnings[0]) == (goal_object(search.task), skipped) else None
+
+
+def sighting_before_take(episode: Episode) -> Entry | None:
+    """The sighting (``alfworld_sightings``) of the goal object written of ``episode``'s walk as a failed episode
+    that saw the object and did not take it: cut after the step that took it, whose take becomes a ``look`` (the
+    observation that listed the object is that step's). None when the walk takes no goal object."""
+    goal = goal_object(episode.task)
+
+    def takes_goal(action: str) -> bool:
+        return (fact := taken(action)) is not None and bare_name(fact[0]) == goal
+
+    take = next((t for t, step in enumerate(episode.steps) if not step.invalid and takes_goal(step.action)), None)
+    if take is None:
+        return None
+    looked = episode.steps[take].model_copy(update={"action": "look"})
+    cut = episode.model_copy(update={"steps": [*episode.steps[:take], looked], "success": False, "score": 0.0})
+    return next((entry for entry in alfworld_sightings(cut) if takes_goal(entry.actions[-1])), None)
 
 
 def _expert_episodes(env: str, split: str, data_dir: str | None, workdir: Path) -> list[Episode]:

@@ -40,14 +40,16 @@ def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: flo
 def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, learning_rate: float,
                 render: dict | None = None, system: str = "full", progress: bool = True,
                 other_rooms_share: float = 0.0, empty_share: float = 0.0, search: bool = False,
-                warned_share: float = 0.0) -> Path:
+                warned_share: float = 0.0, sighted_share: float = 0.0) -> Path:
     """A ``tiny-warm`` policy trained from scratch on the training households' expert walkthroughs, shown the
     experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct`` and ``observation``);
     the shares of episodes shown other rooms' entries or none instead are ``WarmRecipe``'s negatives. With ``search`` those
     episodes are the ``searches`` split's walks (look, miss, look again), for a policy without memory too: it
     gets the same searching records, so the two differ by the block alone. ``warned_share`` of the episodes
     show the not-found warning of a first attempt (the ``searches`` walk cut after one or two misses) and are
-    answered by the ``warned`` split's second attempt; without memory the same second attempts, no block."""
+    answered by the ``warned`` split's second attempt; without memory the same second attempts, no block.
+    ``sighted_share`` of the episodes show the sighting of their own walk written as a failed episode's (a bank
+    policy only: without memory the draw changes nothing)."""
     render = render or RENDER
     # without searching or warned walks, negatives change nothing without memory (the same walk, no block)
     negatives = memory.get("mode", "none") != "none" or search or bool(warned_share)
@@ -60,7 +62,8 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
                         observation=memory.get("observation", "current"),
                         other_rooms_share=other_rooms_share * negatives, empty_share=empty_share * negatives,
                         search_split="searches" if search else None, warned_share=warned_share,
-                        warned_splits=("searches", "warned") if warned_share else None)
+                        warned_splits=("searches", "warned") if warned_share else None,
+                        sighted_share=sighted_share * (memory.get("mode", "none") != "none"))
     return build_tiny_warm(recipe, out=out, progress=progress)
 
 
