@@ -15,7 +15,8 @@ that say which item is about this room (``agent/targets.py``). Arms, all greedy 
 - ``--online`` plays the ``stream`` split (the held-out tasks four times, every (room, food) pair first in
   round 1) with ``sft-bank`` online from an empty bank (``sft-bank-online``: the bank grows from its own
   episodes, wave by wave) and with ``sft-none``; ``OUT/online.md`` says whether the stream's second half beats
-  its first (Fisher) and ``sft-none`` on the same tasks (exact McNemar);
+  its first (Fisher) and ``sft-none`` on the same tasks (exact McNemar). Both streams are greedy unless
+  ``--stream-temperature`` samples them (greedy repeats a pair's first failure, so it never explores);
 - ``--grpo`` adds ``grpo-bank`` (GRPO from ``sft-bank``) and ``grpo-none`` (GRPO from ``sft-none``), trained
   on the practice games (16 more rooms, neither SFT's nor held out: ``practice_games``): ``grpo-bank``
   retrieves there from a practice bank built from the practice rooms' visits (it does not grow), and is
@@ -104,12 +105,12 @@ def render(args: argparse.Namespace) -> dict:
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
-                  "sightings", "sighted_share")
+                  "sightings", "sighted_share", "stream_temperature")
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms")  # in OUT/grpo/options.json
 # a folder made before these options existed used these values
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
                  "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
-                 "sightings": False, "sighted_share": 0.0}
+                 "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -181,7 +182,8 @@ def online_summary(none_dir: Path, online_dir: Path, seed: int) -> dict:
 def online_text(online: dict) -> str:
     name = "sft-bank-online"
     halves, rounds = online["halves"], online["wins_per_round"]
-    return (f"{name} (from an empty bank): first half {halves['first_half']['success']:.1f}% "
+    decoding = f"temperature {online['temperature']:g}" if online.get("temperature") else "greedy"
+    return (f"{name} (from an empty bank, {decoding}): first half {halves['first_half']['success']:.1f}% "
             f"(n={halves['first_half']['n']}), second half {halves['second_half']['success']:.1f}% "
             f"(n={halves['second_half']['n']}), Fisher p={halves['fisher_p']:.3g}\n"
             f"wins per round (of {rounds['of']}): {name} {rounds['online']}, sft-none {rounds['sft-none']}\n"
@@ -274,6 +276,8 @@ def main() -> None:
     parser.add_argument("--warned-share", type=float, default=0.0, help="--small: share of training episodes "
                         "shown the not-found warning of a first attempt that missed, answered by a second attempt "
                         "that looks elsewhere (the games' 'warned' split); sft-none gets the same walks, no block")
+    parser.add_argument("--stream-temperature", type=float, default=0.0, help="--online: decoding.temperature "
+                        "of both streams (0: greedy, which repeats a pair's first failure; sampling explores)")
     parser.add_argument("--sighted-share", type=float, default=0.0, help="--small bank policies: share of "
                         "training episodes shown, instead of the room's own entry, the sighting of their own walk "
                         "written as a failed episode's (outcome: failure, as an --online bank's finds are)")
@@ -296,8 +300,8 @@ def main() -> None:
             or args.sighted_share) and not args.small:
         parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share and --sighted-share "
                      "train tiny-warm policies: add --small")
-    if args.sightings and not args.online:
-        parser.error("--sightings sets the --online stream's bank: add --online")
+    if (args.sightings or args.stream_temperature) and not args.online:
+        parser.error("--sightings and --stream-temperature set the --online streams: add --online")
     if args.practice_rooms < 1:
         parser.error(f"--practice-rooms must be at least 1 (got {args.practice_rooms})")
     if args.search_negatives and not (args.other_rooms_share or args.empty_share):
@@ -385,7 +389,7 @@ def main() -> None:
                                                               "online_order": "panel"})}
         stream = stream_task_ids(recipe)
         for name, (actor, memory) in streams.items():
-            tree = eval_config(args, games, actor, memory)
+            tree = eval_config(args, games, actor, memory, args.stream_temperature)
             tree["env"]["split"], tree["panel"]["task_ids"] = "stream", stream
             if memory.get("online"):
                 tree["train"] = {"bank": {"sightings": args.sightings, "retire_disproved": args.sightings}}
@@ -393,6 +397,7 @@ def main() -> None:
             step(f"stream {name}", out / "stream" / name / "summary.json",
                  lambda c=config, n=name: expbank("eval", str(c), f"run.dir={out / 'stream' / n}"))
         online = online_summary(out / "stream" / "sft-none", out / "stream" / "sft-bank-online", args.seed)
+        online["temperature"] = args.stream_temperature
         (out / "online.json").write_text(json.dumps(online, indent=2) + "\n")
         (out / "online.md").write_text(online_text(online))
     for name, (model, memory) in arms.items():
@@ -408,7 +413,8 @@ def main() -> None:
                              "other_rooms_share": args.other_rooms_share, "empty_share": args.empty_share,
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
                              "action": args.action, "observation": args.observation, "sightings": args.sightings,
-                             "sighted_share": args.sighted_share, "constructed_panel": True}
+                             "sighted_share": args.sighted_share, "stream_temperature": args.stream_temperature,
+                             "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
