@@ -27,28 +27,12 @@ from expbank.config import config_from_tree
 from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, stream_task_ids, write_households
 from expbank.training.actors.follower import Follower
 from expbank.training.evaluation import report, stats
+from expbank.training.evaluation.curves import plot_rounds
 from expbank.training.evaluation.evaluate import evaluate
 from expbank.training.runs import write_json
 from expbank.trajectory import read_episodes
 
 ARMS = {"plain": {}, "retire": {"retire_disproved": True}, "sightings": {"sightings": True, "retire_disproved": True}}
-
-
-def plot(rounds: dict[str, list[int]], pairs: int, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6, 3.5))
-    for name, wins in rounds.items():
-        axes.plot(range(1, len(wins) + 1), [100 * w / pairs for w in wins], "-o", label=name)
-    axes.set(xlabel="round of the stream", ylabel="success (%)", ylim=(-3, 103),
-             title="Online from an empty bank (households, scripted follower; a constructed panel)")
-    axes.title.set_fontsize(9)
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(out, dpi=120)
 
 
 def main() -> None:
@@ -88,7 +72,9 @@ def main() -> None:
     write_json(args.out / "summary.json", {"recipe": dataclasses.asdict(recipe), "args": {k: str(v) for k, v in
                vars(args).items()}, "constructed_panel": True, "actor": "scripted follower", "pairs": pairs,
                "wins_per_round": rounds, "comparisons": comparisons})
-    plot(rounds, pairs, args.out / "rounds.png")
+    plot_rounds({name: (1, [100 * w / pairs for w in wins]) for name, wins in rounds.items()},
+                "Online from an empty bank (households, scripted follower; a constructed panel)",
+                args.out / "rounds.png")
     lines = [f"# Online from an empty bank (households seed {args.seed}, scripted follower; a constructed panel)", ""]
     lines += [f"- {name}: wins per round (of {pairs}) {wins}, {sum(wins)}/{len(task_ids)} over the stream"
               for name, wins in rounds.items()]

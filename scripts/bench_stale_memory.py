@@ -51,6 +51,7 @@ from expbank.envs.alfworld.games import room_of
 from expbank.envs.alfworld.households import STEP_LIMIT, Recipe, stream_task_ids, write_households
 from expbank.training.actors.follower import Follower
 from expbank.training.agent.collect import collect
+from expbank.training.evaluation.curves import plot_rounds
 from expbank.training.evaluation.evaluate import evaluate
 from expbank.training.runs import write_json
 from expbank.trajectory import read_episodes
@@ -122,24 +123,6 @@ def stale_credit(bank_dir: Path, rooms: set[str]) -> dict[str, Any]:
             "with_5_successes": sum(s >= 5 for s in finds)}
 
 
-def plot(rounds: dict[str, list[float]], before: list[float], out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 3.5))
-    axes.plot(range(1, len(before) + 1), before, "k-o", label="before the move (online)")
-    for name, values in rounds.items():
-        axes.plot(range(len(before) + 1, len(before) + len(values) + 1), values, "-o", label=name)
-    axes.axvline(len(before) + 0.5, color="grey", linestyle=":")
-    axes.set(xlabel="round of the stream", ylabel="success (%)", ylim=(-3, 103),
-             title="Stale memory (households, scripted follower; a constructed panel)")
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(out, dpi=120)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -193,7 +176,10 @@ def main() -> None:
                "rounds": rounds, "last_half": last_half,
                "retired": {name: retired(args.out / name) for name in arms}}
     write_json(args.out / "summary.json", summary)
-    plot(rounds, before_rounds, args.out / "rounds.png")
+    after = len(before_rounds) + 1  # the first round after the move
+    plot_rounds({"before the move (online)": (1, before_rounds)} | {name: (after, v) for name, v in rounds.items()},
+                "Stale memory (households, scripted follower; a constructed panel)", args.out / "rounds.png",
+                divider=after - 0.5)
     lines = ["# Stale memory (households, scripted follower; a constructed panel)", "",
              f"{pairs} (household, food) pairs a round; before the move, {args.before_rounds} online rounds from the "
              f"visits' bank, unpruned: success per round {before_rounds}. Stale bank at the move: "

@@ -157,6 +157,11 @@ def taken(action: str) -> tuple[str, str] | None:
     return obj.strip(), place.strip()
 
 
+def takes(action: str, what: str) -> bool:
+    """Whether ``action`` takes an object named ``what`` ("take apple 1 from desk 1" takes "apple")."""
+    return (fact := taken(action)) is not None and bare_name(fact[0]) == what
+
+
 def find_situation(episode: Episode, goal: str, what: str) -> str:
     """The situation of a find of ``what`` (a find strategy, a not-found warning, a sighting): phrased like the
     episode's first observation of the room with ``goal``, so a fresh episode of that room ranks it first."""
@@ -288,9 +293,8 @@ def alfworld_not_found(episode: Episode, summariser: str = "rule") -> list[Entry
     memory"). :func:`expbank.bank.curation.retire_disproved` retires it once an episode finds the object at
     one of those places."""
     what = goal_object(episode.task)
-    if what is None or not episode.steps or any(
-            not step.invalid and (fact := taken(step.action)) and bare_name(fact[0]) == what
-            for step in episode.steps):
+    if what is None or not episode.steps or any(not step.invalid and takes(step.action, what)
+                                                for step in episode.steps):
         return []
     actions = [said(step.action) for step in episode.steps]
     visited = [action[len("go to "):] for action in actions if action.startswith("go to ")]

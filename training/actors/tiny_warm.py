@@ -34,11 +34,10 @@ from expbank.bank.store import content_hash
 from expbank.bank.summarise import (
     alfworld_not_found,
     alfworld_sightings,
-    bare_name,
     goal_object,
     not_found,
     said,
-    taken,
+    takes,
 )
 from expbank.config import MemoryConfig
 from expbank.envs.alfworld.games import game_set_hash, list_games
@@ -262,16 +261,12 @@ def sighting_before_take(episode: Episode) -> Entry | None:
     that saw the object and did not take it: cut after the step that took it, whose take becomes a ``look`` (the
     observation that listed the object is that step's). None when the walk takes no goal object."""
     goal = goal_object(episode.task)
-
-    def takes_goal(action: str) -> bool:
-        return (fact := taken(action)) is not None and bare_name(fact[0]) == goal
-
-    take = next((t for t, step in enumerate(episode.steps) if not step.invalid and takes_goal(step.action)), None)
+    take = next((t for t, step in enumerate(episode.steps) if not step.invalid and takes(step.action, goal)), None)
     if take is None:
         return None
     looked = episode.steps[take].model_copy(update={"action": "look"})
     cut = episode.model_copy(update={"steps": [*episode.steps[:take], looked], "success": False, "score": 0.0})
-    return next((entry for entry in alfworld_sightings(cut) if takes_goal(entry.actions[-1])), None)
+    return next((entry for entry in alfworld_sightings(cut) if takes(entry.actions[-1], goal)), None)
 
 
 def _expert_episodes(env: str, split: str, data_dir: str | None, workdir: Path) -> list[Episode]:

@@ -1,4 +1,5 @@
-"""PNG curves of a GRPO run, drawn from ``metrics.jsonl`` (and the final bank) when training ends."""
+"""PNG curves: a GRPO run's, drawn from ``metrics.jsonl`` (and the final bank) when training ends, and
+success per round of an online stream (the benchmarks' ``rounds.png``)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,27 @@ def write_curves(run_dir: Path, bank: Path | None = None) -> list[Path]:
     if bank is not None:
         written.append(_utility_histogram(bank, run_dir / "utility.png"))
     return written
+
+
+def plot_rounds(series: dict[str, tuple[int, list[float]]], title: str, out: Path,
+                divider: float | None = None) -> Path:
+    """Success (%) per round of a stream, one line per series (its first round, its values); ``divider`` draws a
+    dotted line between two rounds (where the world changed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(figsize=(7, 3.5))
+    for name, (first, values) in series.items():
+        axes.plot(range(first, first + len(values)), values, "-o", label=name)
+    if divider is not None:
+        axes.axvline(divider, color="grey", linestyle=":")
+    axes.set(xlabel="round of the stream", ylabel="success (%)", ylim=(-3, 103))
+    axes.set_title(title, fontsize=9)
+    axes.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, out)
 
 
 def _utility_histogram(bank_dir: Path, out: Path) -> Path:
