@@ -377,3 +377,42 @@ def test_sighted_records_show_a_failed_walks_sighting_and_take_it(small_bank, tm
         assert sighting.actions[0] == next(s.action for s in episode.steps if s.action.startswith("go to "))
         unwalked = episode.model_copy(update={"steps": [s for s in episode.steps if not s.action.startswith("take ")]})
         assert sighting_before_take(unwalked) is None
+
+
+def test_critique_rows_show_each_step_with_its_room_and_another_and_train_the_verdict_alone(small_bank, tmp_path):
+    """tiny-warm's critique rows (``critique_mix_batch_size``): every step of every won training walk twice, shown
+    what retrieval finds and shown only other rooms' entries, the critique saying which applies; tokenised with
+    ``tag="critique"`` only the verdict's tokens carry loss."""
+    from expbank.config import MemoryConfig
+    from expbank.training.actors.tiny_warm import (
+        critique_conversations,
+        expert_conversations,
+        train_tokenizer,
+    )
+    from expbank.training.agent.rows import tokenize_conversation
+
+    root, bank = small_bank
+    memory = MemoryConfig(mode="bank", bank=str(bank), k=1, observation="first")
+    records = expert_conversations("alfworld", 1, tmp_path, "train", str(root), memory, seed=0)
+    rows = critique_conversations(1, tmp_path, "train", str(root), memory, seed=0)
+    assert len(rows) == 2 * len(records)
+    verdicts = [re.search(r"<critique>(.*)</critique>", c[-1]["content"])[1] for c in rows]
+    steps = len(records)  # each walk's own-retrieval steps come before its other-rooms steps
+    walks = [verdicts[i:i + 2 * n] for i, n in _walk_lengths(records, steps)]
+    for walk in walks:
+        half = len(walk) // 2
+        assert all(v == "[1] does not apply: another room" for v in walk[half:])
+        assert all(v == "[1] applies: this room" for v in walk[:half])  # training rooms retrieve their own entry
+    tokenizer = train_tokenizer([m["content"] for c in rows for m in c], 1024)
+    for conversation, verdict in zip(rows, verdicts, strict=True):
+        ids, mask = tokenize_conversation(tokenizer, conversation, tag="critique")
+        trained = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
+        assert trained and verdict.endswith(trained) and len(trained) >= len(verdict) - 4  # the verdict, no more
+        full = tokenize_conversation(tokenizer, conversation)
+        assert full[0] == ids and sum(full[1]) > 2 * sum(mask)  # the same ids; the whole reply is more
+
+
+def _walk_lengths(records: list[list[dict]], steps: int) -> list[tuple[int, int]]:
+    """(offset into the critique rows, steps) of each walk: a walk's records start with no history."""
+    starts = [i for i, c in enumerate(records) if "Recent history" not in c[-2]["content"]] + [steps]
+    return [(2 * a, b - a) for a, b in zip(starts, starts[1:], strict=False)]

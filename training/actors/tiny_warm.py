@@ -106,6 +106,12 @@ class WarmRecipe:
     # the rule summariser writes of the same walk cut before its take (a failed episode that saw the object, as
     # an online bank's entries come from: ``outcome: failure``), so such a find is used like a won one (0: none)
     sighted_share: float = 0.0
+    # with a bank (ALFWorld), each warm-up step also trains this many critique rows: the training episodes' steps
+    # shown their own room's entry or another room's, half each, with the loss on the critique alone. In the
+    # records the critique is one decision among ~40 answer tokens and seldom "another room", and the policy
+    # never learnt to compare the entry's room with this one; trained on that decision alone, the same model
+    # does (0: none)
+    critique_mix_batch_size: int = 0
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
@@ -142,6 +148,8 @@ class WarmRecipe:
             fields["warned_splits"] = [_games_fingerprint(self.alfworld_data, split) for split in self.warned_splits]
         if not self.sighted_share:  # the default adds nothing (older keys stay)
             del fields["sighted_share"]
+        if not self.critique_mix_batch_size:  # the default adds nothing (older keys stay)
+            del fields["critique_mix_batch_size"]
         if self.observation == "current" or self.memory == "none":  # nothing at the default (older keys stay)
             del fields["observation"]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
@@ -238,6 +246,18 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
         raise RuntimeError(f"{env}/{split}: no won expert episode to warm up on (delete its file under {workdir} "
                            "to collect it again)")
     return conversations
+
+
+def critique_conversations(history_length: int, workdir: Path, split: str, data_dir: str | None,
+                           memory: MemoryConfig, seed: int, system: str = "full") -> list[list[dict]]:
+    """Every step of the expert's won ALFWorld episodes on ``split`` twice: shown what retrieval finds (in a
+    training room, nearly always the room's own entry) and shown only other rooms' entries; the critique
+    targets say which applies (``targets.target_blocks``)."""
+    spec = ProtocolSpec.of(memory, system)
+    own = Memory.from_config(memory, seed)
+    other = Memory.from_config(memory.model_copy(update={"rooms": "other"}), seed)
+    return [record for episode in _expert_episodes("alfworld", split, data_dir, workdir) if episode.success
+            for retriever in (own, other) for record in records_from_episode(episode, spec, retriever, history_length)]
 
 
 def first_attempt_warning(search: Episode, second: Episode) -> Entry | None:
@@ -339,6 +359,14 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
                                               recipe.negatives())
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
+    critiques = []
+    if recipe.critique_mix_batch_size:
+        if recipe.memory == "none" or "alfworld" not in recipe.envs or not recipe.reconstruct:
+            raise ValueError("critique_mix_batch_size needs a bank, ALFWorld's rooms and the critique stage")
+        critiques = [tokenize_conversation(tokenizer, c, recipe.max_length, tag="critique")
+                     for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split,
+                                                     recipe.alfworld_data, recipe.memory_config(), recipe.seed,
+                                                     recipe.system)]
     staging = out.with_name(out.name + ".partial")
     tokenizer.save_pretrained(staging)
 
@@ -359,6 +387,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 20))
     order = random.Random(recipe.seed)
+    critique_order = random.Random(f"critique-{recipe.seed}")  # leaves the records' draws as they were
     averaged = torch.optim.swa_utils.AveragedModel(model) if recipe.average_last else None
     for step in tqdm(range(recipe.steps), desc="tiny-warm", unit="step", disable=not progress):
         batch = order.sample(rows, recipe.batch_size)
@@ -368,6 +397,9 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
             mixed_copy_loss = _induction_loss(model, recipe.induction_mix_batch_size, recipe, sequences)
             total = loss + mixed_copy_loss
             copy_loss = mixed_copy_loss.item()
+        if critiques:
+            total = total + _lm_loss(model, critique_order.sample(critiques, recipe.critique_mix_batch_size),
+                                     tokenizer.pad_token_id)
         optimizer.zero_grad()
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

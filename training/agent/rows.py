@@ -32,9 +32,16 @@ def assistant_spans(tokenizer, messages: list[dict]) -> tuple[str, list[tuple[in
     return text, spans
 
 
-def tokenize_conversation(tokenizer, messages: list[dict], max_length: int | None = None) -> tuple[list[int], list[int]]:
-    """Token ids of the templated conversation and the assistant mask (truncated from the left if long)."""
+def tokenize_conversation(tokenizer, messages: list[dict], max_length: int | None = None,
+                          tag: str | None = None) -> tuple[list[int], list[int]]:
+    """Token ids of the templated conversation and the assistant mask (truncated from the left if long); with
+    ``tag``, the mask covers only the tokens of that tag's content in the last reply (an auxiliary loss on one
+    decision, e.g. the critique's verdict)."""
     text, spans = assistant_spans(tokenizer, messages)
+    if tag is not None:
+        start, end = spans[-1]
+        opened = text.index(f"<{tag}>", start, end) + len(f"<{tag}>")
+        spans = [(opened, text.index(f"</{tag}>", opened, end))]
     encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     ids = encoded["input_ids"]
     mask = [int(any(start <= begin < end for start, end in spans)) for begin, _ in encoded["offset_mapping"]]
