@@ -115,6 +115,11 @@ class WarmRecipe:
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
+    def __post_init__(self):
+        if self.critique_mix_batch_size and (self.memory == "none" or "alfworld" not in self.envs
+                                             or not self.reconstruct):
+            raise ValueError("critique_mix_batch_size needs a bank, ALFWorld's rooms and the critique stage")
+
     def memory_config(self) -> MemoryConfig:
         return MemoryConfig(mode=self.memory, bank=self.bank, reconstruct=self.reconstruct, k=self.k,
                             source_chars=self.source_chars, guidance_tokens=self.guidance_tokens,
@@ -219,7 +224,7 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
         if negatives.other_rooms:
             if env != "alfworld":
                 raise ValueError("other_rooms_share needs ALFWorld's rooms")
-            retrievers["other"] = Memory.from_config(memory.model_copy(update={"rooms": "other"}), seed)
+            retrievers["other"] = other_rooms_memory(memory, seed)
     draws = negatives.draws(seed)
     conversations = []
     for index, episode in enumerate(episodes):
@@ -254,10 +259,14 @@ def critique_conversations(history_length: int, workdir: Path, split: str, data_
     training room, nearly always the room's own entry) and shown only other rooms' entries; the critique
     targets say which applies (``targets.target_blocks``)."""
     spec = ProtocolSpec.of(memory, system)
-    own = Memory.from_config(memory, seed)
-    other = Memory.from_config(memory.model_copy(update={"rooms": "other"}), seed)
+    retrievers = (Memory.from_config(memory, seed), other_rooms_memory(memory, seed))
     return [record for episode in _expert_episodes("alfworld", split, data_dir, workdir) if episode.success
-            for retriever in (own, other) for record in records_from_episode(episode, spec, retriever, history_length)]
+            for retriever in retrievers for record in records_from_episode(episode, spec, retriever, history_length)]
+
+
+def other_rooms_memory(memory: MemoryConfig, seed: int) -> Memory:
+    """Retrieval from ``memory``'s bank that never shows an entry made in the episode's own room."""
+    return Memory.from_config(memory.model_copy(update={"rooms": "other"}), seed)
 
 
 def first_attempt_warning(search: Episode, second: Episode) -> Entry | None:
@@ -359,14 +368,10 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
                                               recipe.negatives())
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
-    critiques = []
-    if recipe.critique_mix_batch_size:
-        if recipe.memory == "none" or "alfworld" not in recipe.envs or not recipe.reconstruct:
-            raise ValueError("critique_mix_batch_size needs a bank, ALFWorld's rooms and the critique stage")
-        critiques = [tokenize_conversation(tokenizer, c, recipe.max_length, tag="critique")
-                     for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split,
-                                                     recipe.alfworld_data, recipe.memory_config(), recipe.seed,
-                                                     recipe.system)]
+    critiques = [tokenize_conversation(tokenizer, c, recipe.max_length, tag="critique")
+                 for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split,
+                                                 recipe.alfworld_data, recipe.memory_config(), recipe.seed,
+                                                 recipe.system)] if recipe.critique_mix_batch_size else []
     staging = out.with_name(out.name + ".partial")
     tokenizer.save_pretrained(staging)
 

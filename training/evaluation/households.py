@@ -52,8 +52,9 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
     policy only: without memory the draw changes nothing). ``critique_mix`` critique rows (own room's entry or
     another's, the loss on the critique alone) join every warm-up step of a bank policy that critiques."""
     render = render or RENDER
+    with_memory = memory.get("mode", "none") != "none"
     # without searching or warned walks, negatives change nothing without memory (the same walk, no block)
-    negatives = memory.get("mode", "none") != "none" or search or bool(warned_share)
+    negatives = with_memory or search or bool(warned_share)
     recipe = WarmRecipe(envs=("alfworld",), alfworld_data=str(games), alfworld_split="train", vocab_size=1024,
                         history_length=1, steps=steps, learning_rate=learning_rate, induction_steps=250,
                         induction_mix_batch_size=16, average_last=50, seed=seed,
@@ -64,9 +65,8 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
                         other_rooms_share=other_rooms_share * negatives, empty_share=empty_share * negatives,
                         search_split="searches" if search else None, warned_share=warned_share,
                         warned_splits=("searches", "warned") if warned_share else None,
-                        sighted_share=sighted_share * (memory.get("mode", "none") != "none"),
-                        critique_mix_batch_size=critique_mix * (memory.get("mode", "none") != "none"
-                                                                and memory.get("reconstruct", True)))
+                        sighted_share=sighted_share * with_memory,
+                        critique_mix_batch_size=critique_mix * (with_memory and memory.get("reconstruct", True)))
     return build_tiny_warm(recipe, out=out, progress=progress)
 
 
