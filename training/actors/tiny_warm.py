@@ -112,10 +112,6 @@ class WarmRecipe:
     # never learnt to compare the entry's room with this one; trained on that decision alone, the same model
     # does (0: none)
     critique_mix_batch_size: int = 0
-    # further splits of alfworld_data (alfworld_split's tasks walked otherwise, e.g. households' ``searches``) whose
-    # steps the critique rows also show: the expert's straight walks take the object by the second step, so
-    # without them the critique is never trained after a miss, where the prompt no longer shows the room (none)
-    critique_splits: tuple[str, ...] = ()
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
@@ -123,8 +119,6 @@ class WarmRecipe:
         if self.critique_mix_batch_size and (self.memory == "none" or "alfworld" not in self.envs
                                              or not self.reconstruct):
             raise ValueError("critique_mix_batch_size needs a bank, ALFWorld's rooms and the critique stage")
-        if self.critique_splits and not self.critique_mix_batch_size:
-            raise ValueError("critique_splits name the critique rows' walks: set critique_mix_batch_size too")
 
     def memory_config(self) -> MemoryConfig:
         return MemoryConfig(mode=self.memory, bank=self.bank, reconstruct=self.reconstruct, k=self.k,
@@ -161,10 +155,6 @@ class WarmRecipe:
             del fields["sighted_share"]
         if not self.critique_mix_batch_size:  # the default adds nothing (older keys stay)
             del fields["critique_mix_batch_size"]
-        if self.critique_splits:
-            fields["critique_splits"] = [_games_fingerprint(self.alfworld_data, split) for split in self.critique_splits]
-        else:  # the default adds nothing (older keys stay)
-            del fields["critique_splits"]
         if self.observation == "current" or self.memory == "none":  # nothing at the default (older keys stay)
             del fields["observation"]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
@@ -263,15 +253,14 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
     return conversations
 
 
-def critique_conversations(history_length: int, workdir: Path, splits: tuple[str, ...], data_dir: str | None,
+def critique_conversations(history_length: int, workdir: Path, split: str, data_dir: str | None,
                            memory: MemoryConfig, seed: int, system: str = "full") -> list[list[dict]]:
-    """Every step of the expert's won ALFWorld episodes on each of ``splits`` twice: shown what retrieval finds
-    (in a training room, nearly always the room's own entry) and shown only other rooms' entries; the critique
+    """Every step of the expert's won ALFWorld episodes on ``split`` twice: shown what retrieval finds (in a
+    training room, nearly always the room's own entry) and shown only other rooms' entries; the critique
     targets say which applies (``targets.target_blocks``)."""
     spec = ProtocolSpec.of(memory, system)
     retrievers = (Memory.from_config(memory, seed), other_rooms_memory(memory, seed))
-    return [record for split in splits for episode in _expert_episodes("alfworld", split, data_dir, workdir)
-            if episode.success
+    return [record for episode in _expert_episodes("alfworld", split, data_dir, workdir) if episode.success
             for retriever in retrievers for record in records_from_episode(episode, spec, retriever, history_length)]
 
 
@@ -380,8 +369,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
     critiques = [tokenize_conversation(tokenizer, c, recipe.max_length, tag="critique")
-                 for c in critique_conversations(recipe.history_length, workdir,
-                                                 (recipe.alfworld_split, *recipe.critique_splits),
+                 for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split,
                                                  recipe.alfworld_data, recipe.memory_config(), recipe.seed,
                                                  recipe.system)] if recipe.critique_mix_batch_size else []
     staging = out.with_name(out.name + ".partial")
