@@ -237,10 +237,20 @@ def seed_table(folders: list[Path]) -> str:
     for seed in seeds:
         critique = summaries[seed].get("critique", {})
         own, other = critique.get("sft-bank", {}), critique.get("sft-bank-other", {})
+        own = own.get("shown", {}).get("own", own)  # the turns shown the own room's entry (older runs: the arm's)
         if own.get("turns") and other.get("turns"):
             lines.append(f"- seed {seed}: {own['none_share']:.2f} of {own['turns']} turns vs "
                          f"{other['none_share']:.2f} of {other['turns']}")
     return "\n".join(lines) + "\n"
+
+
+def shown_text(diagnostic: dict) -> str:
+    """The critique diagnostic's split by what the turns showed (own room's entry, other rooms' only)."""
+    shown = diagnostic.get("shown")
+    if not shown or not shown["own"]["turns"] or not shown["other"]["turns"]:
+        return ""
+    return (f" (own room's entry shown: {shown['own']['none_share']:.2f} of {shown['own']['turns']}; "
+            f"only other rooms': {shown['other']['none_share']:.2f} of {shown['other']['turns']})")
 
 
 def main() -> None:
@@ -422,7 +432,8 @@ def main() -> None:
                              "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
-    summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name) for name in arms if name != "sft-none"}
+    summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name, bank)
+                           for name in arms if name != "sft-none"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
              f"seed {args.seed}, policy {summary['households']['policy']} ({args.sft_steps} SFT steps, k={args.k}, "
@@ -439,8 +450,8 @@ def main() -> None:
               for name in arms]
     lines += [""] + [f"- {comparison_text(c)}" for c in summary["comparisons"]]
     lines += ["", "Critique: share of turns before the goal object is taken whose <reconstruct> is NONE:"]
-    lines += [f"- {name}: {d['none_share']:.2f} of {d['turns']} turns" for name, d in summary["critique"].items()
-              if d["turns"]]
+    lines += [f"- {name}: {d['none_share']:.2f} of {d['turns']} turns{shown_text(d)}"
+              for name, d in summary["critique"].items() if d["turns"]]
     (out / "compare.md").write_text("\n".join(lines) + "\n")
     households.plot(summary, out / "success.png")
     print((out / "compare.md").read_text())

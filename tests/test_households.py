@@ -3,6 +3,7 @@ whose facts only the visits carry, walkthroughs that win on the real engine, and
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
@@ -410,6 +411,34 @@ def test_critique_rows_show_each_step_with_its_room_and_another_and_train_the_ve
         assert trained and verdict.endswith(trained) and len(trained) >= len(verdict) - 4  # the verdict, no more
         full = tokenize_conversation(tokenizer, conversation)
         assert full[0] == ids and sum(full[1]) > 2 * sum(mask)  # the same ids; the whole reply is more
+
+
+def test_critique_diagnostic_splits_turns_by_whose_room_the_shown_entry_is(small_bank, tmp_path):
+    """The critique's target is stated per what a turn shows: NONE is counted apart for turns shown an entry made
+    in the episode's own room and turns shown only other rooms' entries; turns after the take, turns without a
+    reconstruction and raw replay's episode ids (not bank entries) stay out of the split."""
+    from expbank.bank.store import Bank
+    from expbank.envs.alfworld.games import room_of
+    from expbank.training.evaluation.households import critique_diagnostic
+
+    _, bank = small_bank
+    entries = list(Bank.open(bank, writable=False).entries())
+    own = entries[0]
+    other = next(e for e in entries if room_of(e.provenance.task_ids[0]) != room_of(own.provenance.task_ids[0]))
+
+    def step(shown: list[str], reconstruct: str | None, action: str = "go to shelf 1") -> dict:
+        output = f"<critique>x</critique><reconstruct>{reconstruct}</reconstruct>" if reconstruct else ""
+        return {"action": action, "retrieved": shown, "output": f"{output}<action>{action}</action>"}
+
+    steps = [step([own.id], "take apple 1 from shelf 1"), step([other.id], "NONE"), step([other.id], "NONE"),
+             step([own.id, other.id], "NONE"), step([other.id], "take apple 1 from desk 1"), step([own.id], None),
+             step(["an-episode-id"], "NONE"), step([own.id], "NONE", "take apple 1 from shelf 1"),
+             step([own.id], "NONE")]
+    (tmp_path / "episodes.jsonl").write_text(json.dumps({"task_id": own.provenance.task_ids[0], "steps": steps}))
+    split = critique_diagnostic(tmp_path, bank)
+    assert split["turns"] == 6 and split["none_share"] == pytest.approx(4 / 6)
+    assert split["shown"] == {"own": {"turns": 2, "none_share": 0.5}, "other": {"turns": 3, "none_share": 2 / 3}}
+    assert critique_diagnostic(tmp_path) == {"turns": 6, "none_share": pytest.approx(4 / 6)}
 
 
 def _walk_lengths(records: list[list[dict]], steps: int) -> list[tuple[int, int]]:
