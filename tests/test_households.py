@@ -416,7 +416,7 @@ def test_critique_rows_show_each_step_with_its_room_and_another_and_train_the_ve
 def test_critique_diagnostic_splits_turns_by_whose_room_the_shown_entry_is(small_bank, tmp_path):
     """The critique's target is stated per what a turn shows: NONE is counted apart for turns shown an entry made
     in the episode's own room and turns shown only other rooms' entries; turns after the take, turns without a
-    reconstruction and raw replay's episode ids (not bank entries) stay out of the split."""
+    reconstruction and ids the bank does not hold stay out of the split."""
     from expbank.bank.store import Bank
     from expbank.envs.alfworld.games import room_of
     from expbank.training.evaluation.households import critique_diagnostic
@@ -432,7 +432,7 @@ def test_critique_diagnostic_splits_turns_by_whose_room_the_shown_entry_is(small
 
     steps = [step([own.id], "take apple 1 from shelf 1"), step([other.id], "NONE"), step([other.id], "NONE"),
              step([own.id, other.id], "NONE"), step([other.id], "take apple 1 from desk 1"), step([own.id], None),
-             step(["an-episode-id"], "NONE"), step([own.id], "NONE", "take apple 1 from shelf 1"),
+             step(["not-in-this-bank"], "NONE"), step([own.id], "NONE", "take apple 1 from shelf 1"),
              step([own.id], "NONE")]
     (tmp_path / "episodes.jsonl").write_text(json.dumps({"task_id": own.provenance.task_ids[0], "steps": steps}))
     split = critique_diagnostic(tmp_path, bank)

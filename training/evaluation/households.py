@@ -90,7 +90,7 @@ def critique_diagnostic(run_dir: Path, bank: Path | None = None) -> dict:
                 continue
             keys = ["all"]
             shown = [store.get(i) for i in step.get("retrieved") or ()] if store is not None else []
-            if shown and None not in shown:  # (raw replay shows episodes, not the bank's entries)
+            if shown and None not in shown:  # (an id this bank does not hold leaves the turn out of the split)
                 rooms = {room_of(task_id) for entry in shown for task_id in entry.provenance.task_ids}
                 keys.append("own" if room_of(episode["task_id"]) in rooms else "other")
             for key in keys:
