@@ -51,6 +51,7 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
+from expbank.bank.store import Bank
 from expbank.envs.alfworld.households import (
     PRACTICE_HOUSEHOLDS,
     STEP_LIMIT,
@@ -432,7 +433,8 @@ def main() -> None:
                              "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
-    summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name, bank)
+    shown = Bank.open(bank, writable=False)  # every bank arm retrieves from it
+    summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name, shown)
                            for name in arms if name != "sft-none"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",

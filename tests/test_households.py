@@ -422,7 +422,8 @@ def test_critique_diagnostic_splits_turns_by_whose_room_the_shown_entry_is(small
     from expbank.training.evaluation.households import critique_diagnostic
 
     _, bank = small_bank
-    entries = list(Bank.open(bank, writable=False).entries())
+    bank = Bank.open(bank, writable=False)
+    entries = list(bank.entries())
     own = entries[0]
     other = next(e for e in entries if room_of(e.provenance.task_ids[0]) != room_of(own.provenance.task_ids[0]))
 

@@ -72,36 +72,35 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
     return build_tiny_warm(recipe, out=out, progress=progress)
 
 
-def critique_diagnostic(run_dir: Path, bank: Path | None = None) -> dict:
+def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
     """Over turns before the goal object is taken: how often the policy wrote ``NONE`` in ``<reconstruct>``.
 
     With the arm's ``bank``, also split by what each turn showed, as the critique's target is stated: ``own``
     when an entry made in the episode's own room is among those shown, ``other`` when only other rooms' are (in a
     bank arm, a retrieval miss, where NONE is right)."""
-    store = Bank.open(bank, writable=False) if bank is not None else None
     counts = {"all": [0, 0], "own": [0, 0], "other": [0, 0]}  # turns, NONE
     for line in (run_dir / "episodes.jsonl").read_text().splitlines():
         episode = json.loads(line)
         for step in episode["steps"]:
             if step["action"].startswith("take "):
                 break
-            blocks = parse_output(step.get("output") or "", ()).blocks
-            if "reconstruct" not in blocks:
+            parsed = parse_output(step.get("output") or "", ())
+            if "reconstruct" not in parsed.blocks:
                 continue
             keys = ["all"]
-            shown = [store.get(i) for i in step.get("retrieved") or ()] if store is not None else []
+            shown = [bank.get(i) for i in step.get("retrieved") or ()] if bank is not None else []
             if shown and None not in shown:  # (an id this bank does not hold leaves the turn out of the split)
                 rooms = {room_of(task_id) for entry in shown for task_id in entry.provenance.task_ids}
                 keys.append("own" if room_of(episode["task_id"]) in rooms else "other")
             for key in keys:
                 counts[key][0] += 1
-                counts[key][1] += blocks["reconstruct"].strip().upper() == "NONE"
+                counts[key][1] += parsed.reconstruction is None  # NONE
 
     def share(key: str) -> dict:
         turns, none = counts[key]
         return {"turns": turns, "none_share": none / turns if turns else 0.0}
 
-    return {**share("all"), **({"shown": {"own": share("own"), "other": share("other")}} if store else {})}
+    return {**share("all"), **({"shown": {"own": share("own"), "other": share("other")}} if bank is not None else {})}
 
 
 def plot(summary: dict[str, Any], path: Path) -> None:
