@@ -106,13 +106,12 @@ def render(args: argparse.Namespace) -> dict:
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
-                  "sightings", "sighted_share", "stream_temperature", "critique_mix", "critique_places")
+                  "sightings", "sighted_share", "stream_temperature", "critique_mix")
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms")  # in OUT/grpo/options.json
 # a folder made before these options existed used these values
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
                  "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
-                 "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0,
-                 "critique_places": False}
+                 "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -149,7 +148,7 @@ def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) 
                                   render(args), args.system, other_rooms_share=args.other_rooms_share,
                                   empty_share=args.empty_share, search=args.search_negatives,
                                   warned_share=args.warned_share, sighted_share=args.sighted_share,
-                                  critique_mix=args.critique_mix, critique_places=args.critique_places)
+                                  critique_mix=args.critique_mix)
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
@@ -297,9 +296,6 @@ def main() -> None:
     parser.add_argument("--critique-mix", type=int, default=0, help="--small bank policies: critique rows added "
                         "to every SFT step (training steps shown their own room's entry or another room's, half "
                         "each; the loss on the critique alone), so the policy learns to tell them apart")
-    parser.add_argument("--critique-places", action="store_true", help="--small bank policies: every critique "
-                        "verdict on an entry that took the goal object first names its place and whether this room "
-                        "has one ('shelf 2: none here; does not apply: another room')")
     parser.add_argument("--observation", choices=["current", "first"], default="current",
                         help="memory.observation of every bank arm, in SFT records and evaluation alike: each "
                         "step retrieves with its own observation, or with the episode's first (the room)")
@@ -316,9 +312,9 @@ def main() -> None:
     if args.out is None:
         parser.error("--out is required (or --table)")
     if (args.other_rooms_share or args.empty_share or args.search_negatives or args.warned_share
-            or args.sighted_share or args.critique_mix or args.critique_places) and not args.small:
-        parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share, --sighted-share, "
-                     "--critique-mix and --critique-places train tiny-warm policies: add --small")
+            or args.sighted_share or args.critique_mix) and not args.small:
+        parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share, --sighted-share and "
+                     "--critique-mix train tiny-warm policies: add --small")
     if (args.sightings or args.stream_temperature) and not args.online:
         parser.error("--sightings and --stream-temperature set the --online streams: add --online")
     if args.practice_rooms < 1:
@@ -433,7 +429,7 @@ def main() -> None:
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
                              "action": args.action, "observation": args.observation, "sightings": args.sightings,
                              "sighted_share": args.sighted_share, "stream_temperature": args.stream_temperature,
-                             "critique_mix": args.critique_mix, "critique_places": args.critique_places,
+                             "critique_mix": args.critique_mix,
                              "constructed_panel": True}
     if args.grpo:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
@@ -448,7 +444,6 @@ def main() -> None:
              f"{f', warned {args.warned_share}' if args.warned_share else ''}"
              f"{f', sighted {args.sighted_share}' if args.sighted_share else ''}"
              f"{f', critique rows {args.critique_mix} a step' if args.critique_mix else ''}"
-             f"{', verdicts name the place' if args.critique_places else ''}"
              f"{', scored actions' if args.action == 'scored' else ''}"
              f"{', retrieval with the first observation' if args.observation == 'first' else ''}), "
              "no-memory ceiling "

@@ -112,10 +112,6 @@ class WarmRecipe:
     # never learnt to compare the entry's room with this one; trained on that decision alone, the same model
     # does (0: none)
     critique_mix_batch_size: int = 0
-    # with a bank (ALFWorld), every critique verdict on an entry that took the goal object first names its place
-    # and whether this room has one (``targets.records_from_episode``'s ``name_places``): of the other rooms'
-    # entries the critique rows' policy accepted, a third to a half named a place the room lacks (False: off)
-    critique_places: bool = False
     seed: int = 0
     version: int = 5  # bump when the build code changes what it produces
 
@@ -123,8 +119,6 @@ class WarmRecipe:
         if self.critique_mix_batch_size and (self.memory == "none" or "alfworld" not in self.envs
                                              or not self.reconstruct):
             raise ValueError("critique_mix_batch_size needs a bank, ALFWorld's rooms and the critique stage")
-        if self.critique_places and (self.memory == "none" or "alfworld" not in self.envs or not self.reconstruct):
-            raise ValueError("critique_places needs a bank, ALFWorld's rooms and the critique stage")
 
     def memory_config(self) -> MemoryConfig:
         return MemoryConfig(mode=self.memory, bank=self.bank, reconstruct=self.reconstruct, k=self.k,
@@ -161,8 +155,6 @@ class WarmRecipe:
             del fields["sighted_share"]
         if not self.critique_mix_batch_size:  # the default adds nothing (older keys stay)
             del fields["critique_mix_batch_size"]
-        if not self.critique_places:  # the default adds nothing (older keys stay)
-            del fields["critique_places"]
         if self.observation == "current" or self.memory == "none":  # nothing at the default (older keys stay)
             del fields["observation"]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
@@ -211,10 +203,9 @@ def _games_fingerprint(data_dir: str, split: str) -> str:
 def expert_conversations(env: str, history_length: int, workdir: Path, split: str = "train",
                          data_dir: str | None = None, memory: MemoryConfig | None = None,
                          seed: int = 0, system: str = "full",
-                         negatives: Negatives = Negatives(), name_places: bool = False) -> list[list[dict]]:
+                         negatives: Negatives = Negatives()) -> list[list[dict]]:
     """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
-    conversations, with the experience ``memory`` retrieves (default: none), ``negatives`` aside;
-    ``name_places`` as in ``targets.records_from_episode``."""
+    conversations, with the experience ``memory`` retrieves (default: none), ``negatives`` aside."""
     episodes = _expert_episodes(env, split, data_dir, workdir)
     def same_tasks(other: str) -> list[Episode]:
         """The expert's episodes of split ``other``, which must hold ``split``'s tasks in the same order."""
@@ -243,20 +234,19 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
                 warning = first_attempt_warning(firsts[index], seconds[index]) if seconds[index].success else None
                 if warning is not None:
                     conversations += records_from_episode(seconds[index], spec, retrievers["own"], history_length,
-                                                          [warning] if retrievers["own"] else None, name_places)
+                                                          [warning] if retrievers["own"] else None)
                     continue
                 draw = "own"  # the first look finds the food: no first attempt misses it
             if draw == "sighted":
                 sighting = sighting_before_take(episode)
                 if sighting is not None and retrievers["own"] is not None:
                     conversations += records_from_episode(episode, spec, retrievers["own"], history_length,
-                                                          [sighting], name_places)
+                                                          [sighting])
                     continue
                 draw = "own"  # no memory, or the walk took nothing
             shown = episode if draw == "own" or searches is None else searches[index]
             if shown.success:
-                conversations += records_from_episode(shown, spec, retrievers[draw], history_length,
-                                                      name_places=name_places)
+                conversations += records_from_episode(shown, spec, retrievers[draw], history_length)
     if not conversations:
         raise RuntimeError(f"{env}/{split}: no won expert episode to warm up on (delete its file under {workdir} "
                            "to collect it again)")
@@ -264,16 +254,14 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
 
 
 def critique_conversations(history_length: int, workdir: Path, split: str, data_dir: str | None,
-                           memory: MemoryConfig, seed: int, system: str = "full",
-                           name_places: bool = False) -> list[list[dict]]:
+                           memory: MemoryConfig, seed: int, system: str = "full") -> list[list[dict]]:
     """Every step of the expert's won ALFWorld episodes on ``split`` twice: shown what retrieval finds (in a
     training room, nearly always the room's own entry) and shown only other rooms' entries; the critique
     targets say which applies (``targets.target_blocks``)."""
     spec = ProtocolSpec.of(memory, system)
     retrievers = (Memory.from_config(memory, seed), other_rooms_memory(memory, seed))
     return [record for episode in _expert_episodes("alfworld", split, data_dir, workdir) if episode.success
-            for retriever in retrievers
-            for record in records_from_episode(episode, spec, retriever, history_length, name_places=name_places)]
+            for retriever in retrievers for record in records_from_episode(episode, spec, retriever, history_length)]
 
 
 def other_rooms_memory(memory: MemoryConfig, seed: int) -> Memory:
@@ -377,13 +365,13 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
         split, data_dir = (recipe.alfworld_split, recipe.alfworld_data) if env == "alfworld" else ("train", None)
         conversations += expert_conversations(env, recipe.history_length, workdir, split, data_dir,
                                               recipe.memory_config(), recipe.seed, recipe.system,
-                                              recipe.negatives(), recipe.critique_places)
+                                              recipe.negatives())
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
-    critiques = [] if not recipe.critique_mix_batch_size else [
-        tokenize_conversation(tokenizer, c, recipe.max_length, tag="critique")
-        for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split, recipe.alfworld_data,
-                                        recipe.memory_config(), recipe.seed, recipe.system, recipe.critique_places)]
+    critiques = [tokenize_conversation(tokenizer, c, recipe.max_length, tag="critique")
+                 for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split,
+                                                 recipe.alfworld_data, recipe.memory_config(), recipe.seed,
+                                                 recipe.system)] if recipe.critique_mix_batch_size else []
     staging = out.with_name(out.name + ".partial")
     tokenizer.save_pretrained(staging)
 

@@ -17,9 +17,7 @@ policy copies it rather than rephrasing it). A not-found warning of this room ab
 too, as where the object is not: "[1] applies: not at sidetable 1", reconstructed "egg: not at sidetable 1".
 Any other item does not ("another room", or "not where the egg is" for a same-room entry about another
 object): where things are kept is the fact an ALFWorld episode can carry to the next, and it holds only in its
-room. With ``places`` (the room's receptacles), a verdict on an item that took the goal object first names its
-place and whether this room has one ("[1] shelf 2: none here; does not apply: another room"): a place the room
-lacks rules an item out by a lookup in the prompt, where comparing two rooms' lists is a harder decision. In WebShop an item applies when it is about the same kind
+room. In WebShop an item applies when it is about the same kind
 of task; its guidance's first sentence is reconstructed.
 """
 
@@ -58,17 +56,13 @@ def observe_note(observation: str, task: str, limit: int = 80) -> str:
 
 
 def target_blocks(spec: ProtocolSpec, task: str, observation: str, task_type: str, action: str,
-                  entries: list[Entry], env: str = "webshop", task_id: str = "",
-                  places: set[str] | None = None) -> dict[str, str]:
-    """Template answers for each tag of ``spec`` (offline; a teacher model can replace them later); ``places``,
-    the room's receptacles, makes ALFWorld verdicts name the item's place first (:func:`room_places`)."""
+                  entries: list[Entry], env: str = "webshop", task_id: str = "") -> dict[str, str]:
+    """Template answers for each tag of ``spec`` (offline; a teacher model can replace them later)."""
     blocks = {"observe": observe_note(observation, task),
               "retrieve": f"{task_type.replace('_', ' ')}: {_first_sentence(observation, 80)}",
               "action": action}
-    if env == "alfworld":
-        verdicts = [_alfworld_verdict(entry, task_id, places) for entry in entries]
-    else:
-        verdicts = [_task_type_verdict(entry, task_type, action) for entry in entries]
+    judge = _alfworld_verdict if env == "alfworld" else _task_type_verdict
+    verdicts = [judge(entry, task_type, task_id, action) for entry in entries]
     blocks["critique"] = " ".join(f"[{i}] {verdict}" for i, (verdict, _) in enumerate(verdicts, 1)) \
         or "No experience was shown."
     applied = next((reconstruction for _, reconstruction in verdicts if reconstruction), None)
@@ -89,32 +83,25 @@ def taking(entry: Entry, obj: str) -> str | None:
     return None
 
 
-def room_places(episode: Episode) -> set[str]:
-    """The room's receptacles: the ``go to`` actions of the episode's first step, taken before it stands at
-    any (ALFWorld leaves the one it stands at out of them)."""
-    return {action[len("go to "):] for action in episode.steps[0].admissible_actions if action.startswith("go to ")}
-
-
-def _alfworld_verdict(entry: Entry, task_id: str, places: set[str] | None = None) -> tuple[str, str | None]:
+def _alfworld_verdict(entry: Entry, task_type: str, task_id: str, action: str) -> tuple[str, str | None]:
     """(critique, reconstruction or None) for one item in ALFWorld: does it say where the goal object is here?"""
     parts = task_parts(task_id)
     if parts is None:
         return "does not apply: no room to compare", None
-    obj = parts["object"].lower()
-    took = taking(entry, obj)
-    place = _TAKE.match(took)["place"] if took is not None and places is not None else None
-    named = "" if place is None else f"{place}: {'here' if place in places else 'none here'}; "
     if parts["room"] not in {room_of(t) for t in entry.provenance.task_ids}:
-        return f"{named}does not apply: another room", None
+        return "does not apply: another room", None
+    obj = parts["object"].lower()
     missed = not_found(entry)
     if missed is not None and missed[0] == obj:
-        return f"applies: not at {', '.join(missed[1])}", f"{obj}: not at {', '.join(missed[1])}"
+        places = ", ".join(missed[1])
+        return f"applies: not at {places}", f"{obj}: not at {places}"
+    took = taking(entry, obj)
     if took is None:
         return f"does not apply: not where the {obj} is", None
-    return f"{named}applies: this room", took
+    return "applies: this room", took
 
 
-def _task_type_verdict(entry: Entry, task_type: str, action: str) -> tuple[str, str | None]:
+def _task_type_verdict(entry: Entry, task_type: str, task_id: str, action: str) -> tuple[str, str | None]:
     if entry.task_type != task_type:
         return f"does not apply: it is about {entry.task}", None
     return "applies: same kind of task", f"{_first_sentence(entry.guidance, 200)} Here that means: {action}."
@@ -125,12 +112,9 @@ def _render(blocks: dict[str, str], tags: tuple[str, ...]) -> str:
 
 
 def records_from_episode(episode: Episode, spec: ProtocolSpec, memory: Memory | None,
-                         history_length: int, shown: list[Entry] | None = None,
-                         name_places: bool = False) -> list[list[dict]]:
+                         history_length: int, shown: list[Entry] | None = None) -> list[list[dict]]:
     """One conversation per step of a successful expert episode, built as the rollout builds its turns; with
-    ``shown``, every step's block holds those entries instead of what ``memory`` retrieves; ``name_places``:
-    ALFWorld verdicts name the item's place and whether the room has one."""
-    places = room_places(episode) if name_places and episode.env == "alfworld" else None
+    ``shown``, every step's block holds those entries instead of what ``memory`` retrieves."""
     records = []
     history: list[tuple[str, str]] = []
     for step in episode.steps:
@@ -141,7 +125,7 @@ def records_from_episode(episode: Episode, spec: ProtocolSpec, memory: Memory | 
                                       env=episode.env)
         experience = (memory.block(entries) if memory else NO_EXPERIENCE) if spec.uses_memory else None
         blocks = target_blocks(spec, episode.task, step.observation, episode.task_type, step.action, entries,
-                               episode.env, episode.task_id, places)
+                               episode.env, episode.task_id)
         messages = conversation.step_messages(episode.env, spec, episode.task, history, step.observation,
                                               step.admissible_actions, experience, history_length)
         if spec.agentic:

@@ -42,8 +42,7 @@ def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: flo
 def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, learning_rate: float,
                 render: dict | None = None, system: str = "full", progress: bool = True,
                 other_rooms_share: float = 0.0, empty_share: float = 0.0, search: bool = False,
-                warned_share: float = 0.0, sighted_share: float = 0.0, critique_mix: int = 0,
-                critique_places: bool = False) -> Path:
+                warned_share: float = 0.0, sighted_share: float = 0.0, critique_mix: int = 0) -> Path:
     """A ``tiny-warm`` policy trained from scratch on the training households' expert walkthroughs, shown the
     experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct`` and ``observation``);
     the shares of episodes shown other rooms' entries or none instead are ``WarmRecipe``'s negatives. With ``search`` those
@@ -53,8 +52,7 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
     answered by the ``warned`` split's second attempt; without memory the same second attempts, no block.
     ``sighted_share`` of the episodes show the sighting of their own walk written as a failed episode's (a bank
     policy only: without memory the draw changes nothing). ``critique_mix`` critique rows (own room's entry or
-    another's, the loss on the critique alone) join every warm-up step of a bank policy that critiques;
-    ``critique_places``: its verdicts name the entry's place and whether the room has one."""
+    another's, the loss on the critique alone) join every warm-up step of a bank policy that critiques."""
     render = render or RENDER
     with_memory = memory.get("mode", "none") != "none"
     # without searching or warned walks, negatives change nothing without memory (the same walk, no block)
@@ -70,8 +68,7 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
                         search_split="searches" if search else None, warned_share=warned_share,
                         warned_splits=("searches", "warned") if warned_share else None,
                         sighted_share=sighted_share * with_memory,
-                        critique_mix_batch_size=critique_mix * (with_memory and memory.get("reconstruct", True)),
-                        critique_places=bool(critique_places and with_memory and memory.get("reconstruct", True)))
+                        critique_mix_batch_size=critique_mix * (with_memory and memory.get("reconstruct", True)))
     return build_tiny_warm(recipe, out=out, progress=progress)
 
 
