@@ -298,6 +298,10 @@ class TrainConfig(Section):
     drop_zero_variance: bool = Field(
         True, description="Drop groups whose episodes all got the same reward (no signal); they are counted "
         "in the metrics either way.")
+    resample_rounds: int = Field(
+        0, ge=0, description="DAPO's dynamic sampling: while fewer than `tasks_per_step` of a step's groups "
+        "differ in reward, play up to this many more rounds of `tasks_per_step` fresh tasks (a policy that "
+        "wins most practice tasks otherwise trains on one group in four); 0 plays one round.")
     balance_turns: bool = Field(
         False, description="Weight each episode once instead of each turn: a turn's advantage is multiplied "
         "by (its group's mean turns / its episode's turns), so a group's rows sum to zero. Without it, "

@@ -107,11 +107,13 @@ def render(args: argparse.Namespace) -> dict:
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
                   "sightings", "sighted_share", "stream_temperature", "critique_mix")
-GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms")  # in OUT/grpo/options.json
+# in OUT/grpo/options.json
+GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms", "grpo_resample")
 # a folder made before these options existed used these values
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
                  "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
-                 "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0}
+                 "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0,
+                 "grpo_resample": 0}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -271,6 +273,8 @@ def main() -> None:
     parser.add_argument("--grpo-tasks", type=int, help="GRPO tasks per step, 8 samples each (default 4 with "
                         "--small, else 2)")
     parser.add_argument("--grpo-learning-rate", type=float, help="default 5e-5 with --small, else 1e-5")
+    parser.add_argument("--grpo-resample", type=int, default=0, help="train.resample_rounds of both GRPO runs: "
+                        "rounds of fresh practice tasks a step may add while too few groups differ in reward")
     parser.add_argument("--practice-rooms", type=int, default=PRACTICE_HOUSEHOLDS,
                         help="rooms of GRPO's practice games (practice_games)")
     parser.add_argument("--model", default="smollm2-135m", help="the pretrained policy without --small")
@@ -387,6 +391,7 @@ def main() -> None:
                 ("grpo-none", "sft-none", {"mode": "none"}, {"mode": "none"})):
             train_cfg = {"split": "train", "steps": args.grpo_steps, "tasks_per_step": args.grpo_tasks,
                          "group_size": 8, "learning_rate": args.grpo_learning_rate,
+                         "resample_rounds": args.grpo_resample,
                          "lora": {"enabled": not args.small}, "micro_batch_size": 8, "max_length": 1536,
                          "checkpoint": {"every": args.grpo_steps},
                          "bank": {"update_every": 0}}  # the arms retrieve from the bank built before training

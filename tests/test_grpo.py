@@ -15,6 +15,7 @@ from expbank.training.rl.grpo import (
     batch_normaliser,
     episode_reward,
     group_advantages,
+    informative_groups,
     policy_loss,
     training_rows,
 )
@@ -92,6 +93,37 @@ def test_episode_reward_by_hand():
         pytest.approx(0.075 - 0.2)
     alf = {**record, "env": "alfworld", "success": True}
     assert episode_reward(_result(alf, 0.75), reward) == pytest.approx(10 + 0.075 - 0.2)
+
+
+def test_informative_groups_count_tasks_whose_rewards_differ():
+    records = [{"task_id": task, "env": "alfworld"} for task in ("a", "a", "b", "b", "c", "c")]
+    results = [_result(record, 0.0) for record in records]
+    assert informative_groups(results, [1.0, 0.0, 1.0, 1.0, 0.0, 0.5]) == 2  # a and c differ, b agrees
+    assert informative_groups(results, [0.0] * 6) == 0
+
+
+@pytest.mark.parametrize("rounds", [0, 2])
+def test_dynamic_sampling_plays_fresh_tasks_while_no_group_differs(tmp_path, rounds):
+    """With every reward 0 no group carries a signal: ``resample_rounds`` more rounds of fresh tasks are
+    played (DAPO's dynamic sampling), and none without it."""
+    from expbank.config import config_from_tree
+    from expbank.training.rl import grpo
+
+    config = config_from_tree({
+        "env": {"name": "webshop", "split": "test", "max_steps": 1}, "report": {"splits": ["test"]},
+        "actor": {"backend": "hf", "model": "tiny-random"}, "memory": {"mode": "none"},
+        "decoding": {"temperature": 1.0, "max_new_tokens": 4}, "select": {"every": 0},
+        "reward": {"outcome_scale": 0.0, "format_weight": 0.0, "invalid_penalty": 0.0},
+        "train": {"steps": 1, "split": "train", "tasks_per_step": 2, "group_size": 2, "resample_rounds": rounds,
+                  "lora": {"enabled": False}},
+        "run": {"dir": str(tmp_path / "run"), "seed": 0, "episodes_in_flight": 4}}, "test")
+    run = grpo.start_run(config, resume=False)
+    with grpo.rollout_pool(run) as pool:
+        results, rewards = grpo.play_groups(run, pool, 1)
+    tasks = [result.record["task_id"] for result in results]
+    assert len(set(tasks)) == 2 * (1 + rounds) and len(tasks) == 2 * len(set(tasks))  # fresh tasks, whole groups
+    assert rewards == [0.0] * len(results)
+    assert [result.episode_id for result in results] == sorted(result.episode_id for result in results)
 
 
 @pytest.mark.parametrize("balance", [False, True])
@@ -280,6 +312,6 @@ def test_rollouts_generate_for_every_episode_in_flight_at_once(tmp_path):
         "run": {"dir": str(tmp_path / "run"), "seed": 0, "episodes_in_flight": 4}}, "test")
     run = grpo.start_run(config, resume=False)
     with grpo.rollout_pool(run) as pool:
-        results = grpo.play_groups(run, pool, 1)
+        results, _ = grpo.play_groups(run, pool, 1)
     assert len(results) == 4 and all(len(result.conversations) == 1 for result in results)
     assert run.backend.usage.calls == 1  # one turn each, one generate call for all four

@@ -3,7 +3,8 @@
 Each step:
 
 1. sample ``tasks_per_step`` tasks from the training split and play ``group_size`` episodes of each from
-   the same initial state with the current policy (the same rollout code as ``expbank eval``);
+   the same initial state with the current policy (the same rollout code as ``expbank eval``); with
+   ``resample_rounds``, play fresh tasks while too few groups differ in reward (DAPO's dynamic sampling);
 2. score each episode: ``outcome_scale`` × outcome + ``format_weight`` × format score
    − ``invalid_penalty`` × invalid actions; normalise within its group to get the advantage;
 3. turn every policy turn into a row (prompt = the messages it saw, completion = what it wrote; only
@@ -395,15 +396,25 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
     return stats
 
 
+def task_groups(results: list[RolloutResult], rewards: list[float]) -> list[list[tuple[RolloutResult, float]]]:
+    """The episodes and rewards of each task's group, in order of first appearance."""
+    by_task: dict[str, list[tuple[RolloutResult, float]]] = {}
+    for result, reward in zip(results, rewards, strict=True):
+        by_task.setdefault(result.record["task_id"], []).append((result, reward))
+    return list(by_task.values())
+
+
+def informative_groups(results: list[RolloutResult], rewards: list[float]) -> int:
+    """How many groups' episodes differ in reward (the only groups with a learning signal)."""
+    return sum(len({reward for _, reward in group}) > 1 for group in task_groups(results, rewards))
+
+
 def training_rows(results: list[RolloutResult], rewards: list[float], tokenizer: Any, cfg: TrainConfig
                   ) -> tuple[list[tuple[list[int], list[int], float]], int]:
     """One row (ids, loss mask, advantage) per policy turn, advantages normalised within each task's group;
     also the number of zero-variance groups."""
-    by_task: dict[str, list[tuple[RolloutResult, float]]] = {}
-    for result, reward in zip(results, rewards, strict=True):
-        by_task.setdefault(result.record["task_id"], []).append((result, reward))
     rows, zero_variance = [], 0
-    for group in by_task.values():
+    for group in task_groups(results, rewards):
         group_rewards = [reward for _, reward in group]
         if max(group_rewards) == min(group_rewards):
             zero_variance += 1
@@ -480,8 +491,7 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
                  disable=not (progress and run.dist.is_main)) as bar:
         for step in range(run.start + 1, last + 1):
             began = time.perf_counter()
-            results = play_groups(run, pool, step)                                          # 1. groups
-            rewards = [episode_reward(result, config.reward) for result in results]          # 2. rewards
+            results, rewards = play_groups(run, pool, step)                                 # 1-2. groups
             rows, zero_variance = training_rows(results, rewards, run.policy.tokenizer, cfg)  # 3. rows
             stats = update(run.policy, run.optimizer, rows, cfg, config.decoding.max_new_tokens, run.model,
                            run.dist, run.settings.temperature)                               # 4. update
@@ -581,19 +591,39 @@ def rollout_pool(run: GRPORun) -> EnvPool:
                    **config.env.options())
 
 
-def play_groups(run: GRPORun, pool: EnvPool, step: int) -> list[RolloutResult]:
-    """Step 1: every rank draws the same tasks and plays its share, ``group_size`` episodes per task from the
-    same initial state (a task's group stays on one rank); results in episode-id order."""
+def play_groups(run: GRPORun, pool: EnvPool, step: int) -> tuple[list[RolloutResult], list[float]]:
+    """Steps 1-2: every rank draws the same tasks and plays its share, ``group_size`` episodes per task from
+    the same initial state (a task's group stays on one rank), and scores them; results in episode-id order.
+    With ``train.resample_rounds``, while fewer than ``tasks_per_step`` groups over all ranks differ in reward,
+    fresh tasks are drawn and played (DAPO's dynamic sampling)."""
     cfg, config = run.cfg, run.config
     drawn = random.Random(f"{config.run.seed}-{step}").sample(run.task_ids, min(cfg.tasks_per_step, len(run.task_ids)))
     generation_model(run)  # FSDP2: this step's weights into the copy rollouts sample from (a collective)
     if config.actor.backend == "vllm":
         run.backend.load_weights(vllm_sync.base_model_weights(run.policy.model))
+    results = play_tasks(run, pool, step, drawn)
+    rewards = [episode_reward(result, config.reward) for result in results]
+    left = [task for task in run.task_ids if task not in set(drawn)]
+    for extra in range(1, cfg.resample_rounds + 1):
+        informative = run.dist.total([float(informative_groups(results, rewards))])[0]
+        if informative >= cfg.tasks_per_step or not left:
+            break
+        drawn = random.Random(f"{config.run.seed}-{step}-{extra}").sample(left, min(cfg.tasks_per_step, len(left)))
+        left = [task for task in left if task not in set(drawn)]
+        more = play_tasks(run, pool, step, drawn)
+        results, rewards = results + more, rewards + [episode_reward(result, config.reward) for result in more]
+    order = sorted(range(len(results)), key=lambda i: results[i].episode_id)
+    return [results[i] for i in order], [rewards[i] for i in order]
+
+
+def play_tasks(run: GRPORun, pool: EnvPool, step: int, tasks: list[str]) -> list[RolloutResult]:
+    """This rank's share of ``tasks``, ``group_size`` episodes each."""
+    cfg, config = run.cfg, run.config
     jobs = [RolloutJob(make_episode_id(config.env.name, cfg.split, task, run.policy.name, run.settings.arm,
                                        config.run.seed, step, g), task, config.run.seed, f"it{step}-g{g}")
-            for task in run.dist.shard(drawn) for g in range(cfg.group_size)]
+            for task in run.dist.shard(tasks) for g in range(cfg.group_size)]
     memory = run.bank.memory if run.bank else run.memory
-    return sorted(rollout(run.backend, pool, jobs, run.settings, memory), key=lambda r: r.episode_id)
+    return list(rollout(run.backend, pool, jobs, run.settings, memory))
 
 
 def finish_step(run: GRPORun, step: int, results: list[RolloutResult], rewards: list[float], rows: list,
@@ -602,7 +632,7 @@ def finish_step(run: GRPORun, step: int, results: list[RolloutResult], rewards: 
     """Step 5: gather every rank's episodes, grow the living bank, evaluate on ``select.split`` when due, log
     the metrics and checkpoint; returns the step's metrics."""
     cfg, config, dist = run.cfg, run.config, run.dist
-    local = {"zero_variance_groups": zero_variance, "rows": len(rows),
+    local = {"groups": len(task_groups(results, rewards)), "zero_variance_groups": zero_variance, "rows": len(rows),
              "trained_tokens": sum(sum(m) for _, m, _ in rows), **stats}
     totals = {key: type(value)(total) for (key, value), total in
               zip(local.items(), dist.total(list(local.values())), strict=True)}
