@@ -50,6 +50,28 @@ def test_expert_wins_every_valid_seen_and_dev_game():
         env.close()
 
 
+def _planner_copies() -> set[str]:
+    """The copies of fast-downward's library this process has mapped (each new engine maps its own)."""
+    with open("/proc/self/maps") as maps:
+        return {line.split(None, 5)[-1].strip() for line in maps if "libdownward" in line}
+
+
+def test_one_engine_plays_every_game_and_leaves_no_state_behind():
+    """Each new TextWorld engine maps its own 34 MB planner copy, on disk until the process exits: an engine
+    per game filled the disk in one GRPO run. One env plays every game on one engine, and a game played after
+    the others starts as it does in a fresh env."""
+    before = _planner_copies()
+    env = envs.make("alfworld", split="valid_unseen")
+    first = env.task_ids()[0]
+    fresh = env.reset(options={"task_id": first})
+    for task_id in env.task_ids()[1:]:
+        env.reset(options={"task_id": task_id})
+        env.step(env.expert_action())
+    assert env.reset(options={"task_id": first}) == fresh
+    assert len(_planner_copies() - before) <= 1
+    env.close()
+
+
 @pytest.mark.parametrize("split", list(BUNDLED_GAMES))
 def test_no_bundled_game_is_won_before_any_move(split):
     """A game whose goal holds at reset (the lettuce already on the countertop) measures nothing."""

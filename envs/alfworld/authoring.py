@@ -9,9 +9,13 @@ exactly like ``alfworld-download``'s and can also be processed by ``alfworld-gen
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from expbank.envs.alfworld.engine import tw_engine
 
 TASK_TYPES = (
     "pick_and_place_simple",
@@ -186,33 +190,28 @@ def plan_walkthrough(game_file: Path) -> list[str]:
 
     Used when games are authored, never at play time: planning costs seconds on real-size scenes.
     """
-    import textworld
-    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
-
-    infos = textworld.EnvInfos(policy_commands=True)
-    env = textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(shuffle=False)])
-    try:
-        plan = list(env.reset().policy_commands)
-    finally:
-        env.close()
+    env = _engine(policy_commands=True)
+    env.load(str(game_file))
+    plan = list(env.reset().policy_commands)
     check_walkthrough(game_file, plan)
     return plan
 
 
 def check_walkthrough(game_file: Path, plan: list[str]) -> None:
     """Play ``plan`` on the real engine; raise unless every action is admissible and the last one wins."""
-    import textworld
-    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
+    env = _engine(policy_commands=False)
+    env.load(str(game_file))
+    state = env.reset()
+    for command in plan:
+        if command not in state.admissible_commands:
+            raise RuntimeError(f"{game_file}: planned action {command!r} is not admissible")
+        state, _, _ = env.step(command)
+    if not state.won:
+        raise RuntimeError(f"{game_file}: the planned walkthrough does not win")
 
-    infos = textworld.EnvInfos(won=True, admissible_commands=True)
-    env = textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(shuffle=False)])
-    try:
-        state = env.reset()
-        for command in plan:
-            if command not in state.admissible_commands:
-                raise RuntimeError(f"{game_file}: planned action {command!r} is not admissible")
-            state, _, _ = env.step(command)
-        if not state.won:
-            raise RuntimeError(f"{game_file}: the planned walkthrough does not win")
-    finally:
-        env.close()
+
+@functools.cache
+def _engine(policy_commands: bool) -> Any:
+    """This process's engine of each kind, reloaded per game (an engine per game costs 34 MB of disk each:
+    ``tw_engine``); with ``policy_commands`` every state is planned, which costs seconds."""
+    return tw_engine(policy_commands)

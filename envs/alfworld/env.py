@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from expbank.envs.alfworld.engine import tw_engine
 from expbank.envs.alfworld.games import GameRef, game_set_hash, list_games, resolve_root
 from expbank.envs.alfworld.vocabulary import translate_vocabulary
 from expbank.envs.base import TaskSpec, TextEnv, Transition
@@ -50,14 +51,9 @@ class ALFWorldEnv(TextEnv):
             raise EnvDataError(f"task {task_id!r} is not in ALFWorld split {self.split!r}") from None
 
     def _start(self, game: GameRef) -> None:
-        import textworld
-        from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
-
-        if self._tw is not None:
-            self._tw.close()
-        infos = textworld.EnvInfos(won=True, admissible_commands=True)
-        self._tw = textworld.start(str(game.game_file), request_infos=infos,
-                                   wrappers=[AlfredDemangler(shuffle=False)])
+        if self._tw is None:
+            self._tw = tw_engine()
+        self._tw.load(str(game.game_file))
         self._loaded_file = game.game_file
         self._walkthrough = json.loads(game.game_file.read_text()).get("walkthrough") or []
 
