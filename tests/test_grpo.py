@@ -102,6 +102,25 @@ def test_informative_groups_count_tasks_whose_rewards_differ():
     assert informative_groups(results, [0.0] * 6) == 0
 
 
+def test_errored_episodes_are_left_out_of_their_group_and_a_step_of_errors_stops_the_run(tiny):
+    """A reset that failed (a full disk) is not the policy's loss: scored 0 beside a win it would make the
+    group look informative and push the win up; a step where every episode failed stops the run."""
+    from expbank.errors import UserError
+    from expbank.training.rl.distributed import OneProcess
+    from expbank.training.rl.grpo import refuse_failed_step
+
+    won = _result({"task_id": "a", "env": "alfworld", "error": None}, 1.0, turns=1)
+    failed = _result({"task_id": "a", "env": "alfworld", "error": "reset failed: OSError: [Errno 28]"}, 0.0)
+    assert informative_groups([won, won, failed], [10.0, 10.0, 0.0]) == 0
+    rows, zero_variance = training_rows([won, won, failed], [10.0, 10.0, 0.0], tiny.tokenizer,
+                                        TrainConfig(drop_zero_variance=True))
+    assert rows == [] and zero_variance == 1
+    one = OneProcess(torch.device("cpu"))
+    refuse_failed_step(one, 3, [won, failed])
+    with pytest.raises(UserError, match="step 3: all 2 episodes ended in an error, e.g. reset failed"):
+        refuse_failed_step(one, 3, [failed, failed])
+
+
 @pytest.mark.parametrize("rounds", [0, 2])
 def test_dynamic_sampling_plays_fresh_tasks_while_no_group_differs(tmp_path, rounds):
     """With every reward 0 no group carries a signal: ``resample_rounds`` more rounds of fresh tasks are

@@ -397,10 +397,13 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, rows: list[tuple[li
 
 
 def task_groups(results: list[RolloutResult], rewards: list[float]) -> list[list[tuple[RolloutResult, float]]]:
-    """The episodes and rewards of each task's group, in order of first appearance."""
+    """The episodes and rewards of each task's group, in order of first appearance. An episode that ended in
+    an error (the environment, backend or retrieval failed, not the policy) is left out: scored as a loss it
+    would tell the policy that its group's other episodes did well."""
     by_task: dict[str, list[tuple[RolloutResult, float]]] = {}
     for result, reward in zip(results, rewards, strict=True):
-        by_task.setdefault(result.record["task_id"], []).append((result, reward))
+        if result.record.get("error") is None:
+            by_task.setdefault(result.record["task_id"], []).append((result, reward))
     return list(by_task.values())
 
 
@@ -432,6 +435,17 @@ def training_rows(results: list[RolloutResult], rewards: list[float], tokenizer:
     return rows, zero_variance
 
 
+def refuse_failed_step(dist: Distributed | OneProcess, step: int, results: list[RolloutResult]) -> None:
+    """Stop the run when every episode of a step, over all ranks, ended in an error (a full disk, a dead bank
+    service): the steps after it would train on nothing and log zeros; ``--resume`` replays the step."""
+    errors = [result.record["error"] for result in results if result.record.get("error") is not None]
+    failed, played = dist.total([float(len(errors)), float(len(results))])
+    if played and failed == played:
+        example = f", e.g. {errors[0][:300]}" if errors else ""
+        raise UserError(f"GRPO step {step}: all {int(played)} episodes ended in an error{example}; "
+                        "fix the cause and rerun with --resume")
+
+
 def step_metrics(step: int, results: list[RolloutResult], rewards: list[float], totals: dict[str, float]
                  ) -> dict[str, Any]:
     """The metrics.jsonl line of a step from every rank's episodes and the rank-summed update statistics."""
@@ -446,6 +460,7 @@ def step_metrics(step: int, results: list[RolloutResult], rewards: list[float], 
         "success_rate": sum(r["success"] for r in records) / n,
         "score_mean": sum(r["score"] for r in records) / n,
         "invalid_rate": sum(r["num_invalid"] for r in records) / max(1, sum(r["num_steps"] for r in records)),
+        "errors": sum(r.get("error") is not None for r in records),
         "reconstruct_none_rate": sum(c.none_reconstructions for c in counters) / reconstruct_turns
         if reconstruct_turns else None,
         **totals,
@@ -492,6 +507,7 @@ def train(config: Config, resume: bool = False, progress: bool = True, stop_afte
         for step in range(run.start + 1, last + 1):
             began = time.perf_counter()
             results, rewards = play_groups(run, pool, step)                                 # 1-2. groups
+            refuse_failed_step(run.dist, step, results)
             rows, zero_variance = training_rows(results, rewards, run.policy.tokenizer, cfg)  # 3. rows
             stats = update(run.policy, run.optimizer, rows, cfg, config.decoding.max_new_tokens, run.model,
                            run.dist, run.settings.temperature)                               # 4. update
