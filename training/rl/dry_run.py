@@ -347,7 +347,8 @@ def _describe(config: Config) -> list[str]:
         f"  memory    {memory}",
         f"  reward    outcome x{config.reward.outcome_scale:g}, format {config.reward.format_weight:g}, "
         f"invalid -{config.reward.invalid_penalty:g}",
-        f"  train     {t.steps} steps x {t.tasks_per_step} tasks x {t.group_size} episodes, {tuning}, "
+        f"  train     {t.steps} steps x {t.tasks_per_step} tasks x {t.group_size} episodes"
+        + (f" (up to {t.resample_rounds} more rounds of tasks a step)" if t.resample_rounds else "") + f", {tuning}, "
         f"lr {t.learning_rate:g}, beta {t.beta:g}, micro-batch {t.micro_batch_size} x {t.max_length} tokens",
         f"  decoding  temperature {config.decoding.temperature:g}, max_new_tokens {config.decoding.max_new_tokens}",
     ]
