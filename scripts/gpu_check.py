@@ -198,7 +198,7 @@ def train_steps(config: Any, say) -> Any:
         for step in range(run.start + 1, config.train.steps + 1):
             began = time.perf_counter()
             generated = run.backend.usage.completion_tokens
-            results = grpo.play_groups(run, pool, step)
+            results, _ = grpo.play_groups(run, pool, step)  # its own rewards below
             synchronize()
             rollout_s, generated = time.perf_counter() - began, run.backend.usage.completion_tokens - generated
             rewards = [check_reward(result) for result in results]
