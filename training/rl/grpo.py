@@ -613,21 +613,23 @@ def play_groups(run: GRPORun, pool: EnvPool, step: int) -> tuple[list[RolloutRes
     With ``train.resample_rounds``, while fewer than ``tasks_per_step`` groups over all ranks differ in reward,
     fresh tasks are drawn and played (DAPO's dynamic sampling)."""
     cfg, config = run.cfg, run.config
-    drawn = random.Random(f"{config.run.seed}-{step}").sample(run.task_ids, min(cfg.tasks_per_step, len(run.task_ids)))
     generation_model(run)  # FSDP2: this step's weights into the copy rollouts sample from (a collective)
     if config.actor.backend == "vllm":
         run.backend.load_weights(vllm_sync.base_model_weights(run.policy.model))
-    results = play_tasks(run, pool, step, drawn)
-    rewards = [episode_reward(result, config.reward) for result in results]
-    left = [task for task in run.task_ids if task not in set(drawn)]
-    for extra in range(1, cfg.resample_rounds + 1):
-        informative = run.dist.total([float(informative_groups(results, rewards))])[0]
-        if informative >= cfg.tasks_per_step or not left:
+    results: list[RolloutResult] = []
+    rewards: list[float] = []
+    left = list(run.task_ids)
+    for extra in range(cfg.resample_rounds + 1):
+        if extra and (not left or run.dist.total([float(informative_groups(results, rewards))])[0]
+                      >= cfg.tasks_per_step):
             break
-        drawn = random.Random(f"{config.run.seed}-{step}-{extra}").sample(left, min(cfg.tasks_per_step, len(left)))
-        left = [task for task in left if task not in set(drawn)]
+        seed = f"{config.run.seed}-{step}" + (f"-{extra}" if extra else "")
+        drawn = random.Random(seed).sample(left, min(cfg.tasks_per_step, len(left)))
+        chosen = set(drawn)
+        left = [task for task in left if task not in chosen]
         more = play_tasks(run, pool, step, drawn)
-        results, rewards = results + more, rewards + [episode_reward(result, config.reward) for result in more]
+        results += more
+        rewards += [episode_reward(result, config.reward) for result in more]
     order = sorted(range(len(results)), key=lambda i: results[i].episode_id)
     return [results[i] for i in order], [rewards[i] for i in order]
 
