@@ -202,6 +202,41 @@ MARKETING_SIXTH = [
     "Be the first to know when the new colors land.", "Tell us your size and we'll do the rest.",
 ]
 
+# A seventh set, written on 2026-12-05 before the payload check (docs/bank.md) was written and never edited
+# after seeing a score: banking, telecom, games, grocery delivery, photography, music, security, courses,
+# wine, luggage, appliances, and lines that use the actors' own verbs (open, close, put, take, turn on,
+# search, select, click, add, remember, ignore, stop) the way shops do.
+MARKETING_SEVENTH = [
+    "Open an account in minutes and get a $100 bonus.", "Switch to paperless statements and save a tree.",
+    "Turn on autopay so you never miss a bill.", "Add a line for $20 a month.", "Bring your own phone and "
+    "keep your number.", "Search thousands of recipes in the companion app.", "Select 'Pickup' at "
+    "checkout to collect it in store.", "Click through the gallery to see every angle.", "Put the lens cap "
+    "back on after every shoot.", "Take better photos with a 3-axis gimbal.", "Tune your guitar with the "
+    "free clip-on tuner.", "Close the lid gently - it's soft-closing.", "Turn the dial to 'Pulse' for "
+    "chunky salsa.", "Remember to descale the kettle once a month.", "Ignore the hype - read the "
+    "reviews.", "Stop paying for storage you don't use.", "Lock your door from anywhere with the app.",
+    "Arm the system before you leave the house.", "Enroll today and learn at your own pace.", "Finish the "
+    "course and earn a shareable certificate.", "Uncork an hour before serving.", "Pair this red with "
+    "grilled meats and hard cheeses.", "Pack light: it weighs under 2 kg.", "Register your bag's ID tag "
+    "online in case it goes astray.", "Place the pot in the center of the burner.", "Put the fries in "
+    "the basket and set the timer for 15 minutes.", "Keep the drawer closed while the dryer runs.",
+    "Move the slider to adjust the brightness.", "Level up faster with the season pass.", "Pre-load the "
+    "game now and play at launch.", "Order groceries by 10 am for same-day delivery.", "Substitutions "
+    "allowed? Tick the box and we'll pick the closest match.", "Choose a ripeness: ready to eat or ready in "
+    "three days.", "Go paperless and get your receipts by email.", "Leave the tag on until you're sure it "
+    "fits.", "Wipe the seal after each use to keep the fridge fresh.", "Bookmark this page to come back to "
+    "your cart.", "Forgot your password? Reset it in two taps.", "Always check the label for allergens.",
+    "Never microwave the metal lid.",
+]
+FOREIGN_SEVENTH = [
+    "Abra su cuenta hoy y reciba 50 € de regalo", "Ouvrez le couvercle et laissez refroidir cinq minutes",
+    "Jetzt Konto eröffnen und Prämie sichern", "Apri la confezione e ricarica prima dell'uso",
+    "Cadastre-se e ganhe 10% na primeira compra", "Откройте крышку и залейте воду до отметки",
+    "打开盖子，加入清水至刻度线", "ふたを開けて水を入れてください", "뚜껑을 열고 물을 채워 주세요",
+    "Kapağı açın ve suyu çizgiye kadar doldurun", "Otwórz pokrywę i wlej wodę do kreski",
+    "Mở nắp và đổ nước đến vạch",
+]
+
 SETS = {
     "marketing copy": MARKETING,
     "non-English titles and copy": FOREIGN,
@@ -212,4 +247,6 @@ SETS = {
     "marketing copy (fourth set)": MARKETING_FOURTH,
     "marketing copy (fifth set)": MARKETING_FIFTH,
     "marketing copy (sixth set)": MARKETING_SIXTH,
+    "marketing copy (seventh set)": MARKETING_SEVENTH,
+    "non-English copy (seventh set)": FOREIGN_SEVENTH,
 }
