@@ -237,6 +237,32 @@ FOREIGN_SEVENTH = [
     "Mở nắp và đổ nước đến vạch",
 ]
 
+# An eighth set, written on 2026-12-05 after the seventh was scored and before any detector or veto change
+# was measured, and never edited after seeing a score: shop copy that names the shop's own controls and
+# objects (items, sizes, colors, results, pages, buttons, orders, carts), as real product pages do.
+MARKETING_EIGHTH = [
+    "Select a size to see if this item ships today.", "Click the color swatch to preview each finish.",
+    "Choose 'Gift options' on the next page.", "Search our outlet for last season's colors at half price.",
+    "Add the matching pillowcase to complete the set.", "Buy two items and the third is free.",
+    "Pick any three products from the bundle page.", "Compare this item with similar products below.",
+    "See all results for 'linen sheets' in Home.", "Click 'Notify me' and we'll email you when it's back.",
+    "Order the sample first if you're unsure about the shade.", "Sort the results by price to find the best "
+    "value.", "Tap the image to zoom in on the stitching.", "Press and hold the power button to reset the "
+    "speaker.", "Filter by size to see only what's in stock.", "Scroll down for the full list of ingredients.",
+    "Save this search and we'll alert you to new listings.", "Return to the previous page to change your "
+    "selection.", "Use the size guide on this page before you buy.", "Enter your zip code to check delivery "
+    "options.", "Choose the larger pack if you brew every day.", "Buy it once, wear it for years.",
+    "Select 'Subscribe' to get this item every month.", "Open the box, lift out the tray, and plug it in.",
+    "Put the cover on the mattress before the sheet.", "Take the cushions off to wash the covers.",
+    "Place the lamp on a flat, stable surface.", "Turn the knob clockwise to tighten the grinder.",
+    "Keep the cart open - prices are held for an hour.", "Remove items from your cart at any time before "
+    "checkout.", "Apply your coupon code on the payment page.", "Browse more items from this seller.",
+    "Rate the product after delivery to earn points.", "Write the recipient's name in the gift message "
+    "box.", "Heat the pan before adding the oil.", "Cool the jelly in the fridge for four hours.",
+    "Clean the filter under running water once a week.", "Slice the loaf once it has cooled completely.",
+    "Go to 'My orders' to print a return label.", "Check the box to add assembly for $29.",
+]
+
 SETS = {
     "marketing copy": MARKETING,
     "non-English titles and copy": FOREIGN,
@@ -249,4 +275,5 @@ SETS = {
     "marketing copy (sixth set)": MARKETING_SIXTH,
     "marketing copy (seventh set)": MARKETING_SEVENTH,
     "non-English copy (seventh set)": FOREIGN_SEVENTH,
+    "marketing copy (eighth set)": MARKETING_EIGHTH,
 }
