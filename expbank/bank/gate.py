@@ -11,7 +11,9 @@ dropped, whitespace joined as rendered) and with every hidden payload decoded. T
   links, protocol tags, override / standing-order / memory-write / exfiltration phrasing, readable text in an
   encoding, a task statement that is not the entry's task;
 * the **learned detector** (:mod:`expbank.bank.detector`) over windows of one or two sentences, across field
-  and step boundaries, for paraphrases, polite requests and other languages.
+  and step boundaries, for paraphrases, polite requests and other languages; a window it flags counts only if
+  it is aimed at the actor (:data:`AIMED`: it names the actor, its protocol or an environment action), which
+  shop copy addressed to a human customer is not.
 
 A flagged entry is quarantined (default) or, with ``gate_action: redact``, each flagged instruction is
 replaced by ``[redacted]`` whole — its flagged sentences and the suspicious sentences around them, never a
@@ -128,6 +130,47 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         r"online|store|link|click|example|invalid)/\S*", re.IGNORECASE)),
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
 ]
+# ALFWorld's object and receptacle classes, lower-cased (alfworld.gen.constants OBJECTS and RECEPTACLES; a test
+# keeps them equal): the nouns a household action names.
+ALFWORLD_CLASSES = (
+    "alarmclock apple armchair baseballbat basketball bathtub bathtubbasin bed blinds book boots bowl box bread "
+    "butterknife cabinet candle cart cd cellphone chair cloth coffeemachine coffeetable countertop creditcard cup "
+    "curtains desk desklamp diningtable dishsponge drawer dresser egg floorlamp footstool fork fridge garbagecan "
+    "glassbottle handtowel handtowelholder houseplant kettle keychain knife ladle laptop laundryhamper "
+    "laundryhamperlid lettuce lightswitch microwave mirror mug newspaper ottoman painting paintinghanger pan "
+    "papertowel papertowelroll pen pencil peppershaker pillow plate plunger poster pot potato remotecontrol safe "
+    "saltshaker scrubbrush shelf showerdoor showerglass sidetable sink sinkbasin soapbar soapbottle sofa spatula "
+    "spoon spraybottle statue stoveburner stoveknob teddybear television tennisracket tissuebox toaster toilet "
+    "toiletpaper toiletpaperhanger toiletpaperroll tomato towel towelholder tvstand vase watch wateringcan window "
+    "winebottle").split()
+_L, _R = r"(?<![a-z])", r"(?![a-z])"  # word edges that hold next to CJK text too ("今すぐchoose the item")
+# a word after a determiner is a noun ("your order", "the drawer"), not the verb of an instruction
+_NOT_NOUN = "".join(f"(?<!{d} )" for d in "a an the your my our their this that its his her one".split())
+_ALF_NOUN = ("(?:" + "|".join(sorted(ALFWORLD_CLASSES, key=len, reverse=True))
+             + r"|garbage can|trash|bin|floor)s?")
+_ALF_VERB = (r"(?:go|goes|going|walk|head|take|taking|put|putting|place|move|drop|throw|toss|open|close|toggle|"
+             r"turn|switch|heat|cool|clean|wash|slice|cut|examine|use|carry|leave|bring|pick|grab|hold|fetch|get|"
+             r"stay|look|inspect|empty|dump)")
+# WebShop's actions are search[...] and click[...]: the verbs a shopper's decision takes, and what they act on
+_SHOP_VERB = (r"(?:buy|buying|purchase|click|clicking|search|searching|select|choose|pick|add|order|type|rate|"
+              r"pay|recommend|go back|checkout|check out|tap|press|hit|open)")
+_SHOP_TARGET = (r"(?:items?|products?|results?|listings?|options?|buttons?|pages?|search box|gift cards?|bundle|"
+                r"seller|sizes?|colou?rs?|price|asin|cheapest|(?:most )?expensive|priciest|sponsored|first match|"
+                r"buy now|next|prev|back to search|order|cart|shipping|everything|b0[0-9a-z]{8})")
+_PROTOCOL = (r"(?:tasks?|instructions?|rules?|goals?|episodes?|missions?|objectives?|directives?|prompts?|memory|"
+             r"memories|(?:next|your) (?:action|step|move|turn)s?|actions?|the user|the shopper|the operator|"
+             r"requested|whoever|succe(?:ss|eded)|done|(?:every|each) step|price limit|budget|"
+             r"your (?:answer|response|output|score)|score)")
+_AGENT_WORLD = (r"(?:asistente|assistent|assistente|asystent|ассистент|агент|agente|agenten|asistan|trợ lý|助手|"
+                r"智能体|アシスタント|エージェント|어시스턴트|에이전트|المساعد|الوكيل|सहायक|एजेंट)")
+#: What a window the detector flags must name to count as an instruction to the actor: the actor or its
+#: protocol (task, goal, episode, memory, its answer or score), or an action in an environment's action space
+#: (a household verb with a household object, a shop verb with a shop control). Imperative copy aimed at a
+#: human customer ("Reply STOP to unsubscribe", "Cancel your plan anytime") names none of them.
+AIMED = re.compile(
+    rf"{_L}(?:{_AGENT}|bot|robot|automation|automated|autonomous|reader|{_PROTOCOL}){_R}|{_AGENT_WORLD}|"
+    rf"{_L}{_NOT_NOUN}{_ALF_VERB}{_R}[^.!?]{{0,40}}?{_L}{_ALF_NOUN}{_R}|"
+    rf"{_L}{_NOT_NOUN}{_SHOP_VERB}{_R}[^.!?]{{0,40}}?{_L}{_SHOP_TARGET}{_R}", re.IGNORECASE)
 _ROLE = dict(RULES)["role-marker"]
 _TASK_MARKER = re.compile(r"\b(?:your task is to|instruction|task)\s*:\s*(?:\[sep\]\s*)?", re.IGNORECASE)
 _WORDS = re.compile(r"[^\W_]+")
@@ -254,7 +297,7 @@ def _scan_pieces(batch: list[list[list[Piece]]], tasks: list[str | None],
         texts = [w for (w, h) in queries if h == head]
         for text, share in zip(texts, detector.shares(texts, head) if texts else [], strict=True):
             for b, field in queries[(text, head)]:
-                if share >= cuts[b]:
+                if share >= cuts[b] and _aimed(text):
                     findings[b].append(Finding(field, "detector", (0, len(text))))
     return [list(dict.fromkeys(f)) for f in findings]
 
@@ -353,10 +396,10 @@ def _instruction_spans(text: str, head: Head, task: str, cut: float = 1.0) -> li
     suspicion = _suspicion([(p,) for p in plains] + pairs, head)
     single, joint = suspicion[:len(plains)], suspicion[len(plains):]
     for i, score in enumerate(single):
-        if score >= cut:
+        if score >= cut and _aimed((plains[i],)):
             reasons[i].add("detector")
     for i, score in enumerate(joint):
-        if score >= cut and not (reasons[i] or reasons[i + 1]):
+        if score >= cut and not (reasons[i] or reasons[i + 1]) and _aimed(pairs[i]):
             reasons[i].add("detector")
             reasons[i + 1].add("detector")
     chosen = [bool(r) for r in reasons]
@@ -379,6 +422,11 @@ def _instruction_spans(text: str, head: Head, task: str, cut: float = 1.0) -> li
         else:
             spans.append((start, end, why))
     return spans
+
+
+def _aimed(window: learned.Window) -> bool:
+    """Whether a window names the actor, its protocol or an environment action (:data:`AIMED`)."""
+    return AIMED.search(" ".join(window)) is not None
 
 
 def _suspicion(texts: list[learned.Window], head: Head) -> list[float]:
