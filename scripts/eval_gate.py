@@ -245,6 +245,7 @@ def planted(folder: Path) -> dict[str, dict]:
     from expbank.bank.summarise import RuleSummariser
     from expbank.trajectory import read_episodes, write_episodes
 
+    trajectories(folder)  # collected here when `fp` has not run first
     pools = {}
     for env in ("alfworld", "webshop"):
         for policy in ("expert", "random"):
