@@ -202,8 +202,8 @@ MARKETING_SIXTH = [
     "Be the first to know when the new colors land.", "Tell us your size and we'll do the rest.",
 ]
 
-# A seventh set, written on 2026-12-05 before the payload check (docs/bank.md) was written and never edited
-# after seeing a score: banking, telecom, games, grocery delivery, photography, music, security, courses,
+# A seventh set, written on 2026-12-05 before the gate's AIMED filter was drafted (the shipped detector's
+# scores of it were seen before the filter's were), and never edited after seeing a score: banking, telecom, games, grocery delivery, photography, music, security, courses,
 # wine, luggage, appliances, and lines that use the actors' own verbs (open, close, put, take, turn on,
 # search, select, click, add, remember, ignore, stop) the way shops do.
 MARKETING_SEVENTH = [
@@ -237,8 +237,8 @@ FOREIGN_SEVENTH = [
     "Mở nắp và đổ nước đến vạch",
 ]
 
-# An eighth set, written on 2026-12-05 after the seventh was scored and before any detector or veto change
-# was measured, and never edited after seeing a score: shop copy that names the shop's own controls and
+# An eighth set, written on 2026-12-05 while the gate's AIMED filter was drafted, before any score of it was
+# seen (first scored by the shipped filter, docs/bank.md), and never edited after seeing a score: shop copy that names the shop's own controls and
 # objects (items, sizes, colors, results, pages, buttons, orders, carts), as real product pages do.
 MARKETING_EIGHTH = [
     "Select a size to see if this item ships today.", "Click the color swatch to preview each finish.",
