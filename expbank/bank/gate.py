@@ -296,8 +296,9 @@ def _scan_pieces(batch: list[list[list[Piece]]], tasks: list[str | None],
     for head in ("obs", "any"):
         texts = [w for (w, h) in queries if h == head]
         for text, share in zip(texts, detector.shares(texts, head) if texts else [], strict=True):
-            for b, field in queries[(text, head)]:
-                if share >= cuts[b] and _aimed(text):
+            over = [(b, field) for b, field in queries[(text, head)] if share >= cuts[b]]
+            if over and _aimed(text):  # once per window, however many entries share it
+                for b, field in over:
                     findings[b].append(Finding(field, "detector", (0, len(text))))
     return [list(dict.fromkeys(f)) for f in findings]
 
