@@ -134,7 +134,7 @@ def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict
                 train: dict | None = None) -> dict:
     """An arm's config; an evaluation's (no ``train``) takes its actions as ``--action`` says."""
     tree = households.arm_tree(games, actor, memory, args.seed, temperature, train, render=render(args),
-                               system=args.system)
+                               system=args.system, max_new_tokens=64 if args.small else 96)
     if train is None:
         tree["decoding"]["action"] = args.action
     return tree
@@ -160,6 +160,7 @@ def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories:
     tree = eval_config(args, games, {"model": args.model}, memory)
     tree["sft"] = {"trajectories": [str(trajectories)], "split": "train", "batch_size": batch,
                    "epochs": min(1.0, args.sft_steps * batch / records), "max_length": 1536}
+    out.parent.mkdir(parents=True, exist_ok=True)
     config = write_yaml(out.parent / f"{out.name}.yaml", tree)
     expbank("sft", str(config), f"run.dir={out}")
 

@@ -20,16 +20,17 @@ RENDER = {"k": 2, "source_chars": 0, "guidance_tokens": 48}
 
 def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: float = 0.0,
              train: dict | None = None, episodes_in_flight: int = 8, render: dict | None = None,
-             system: str = "full") -> dict:
+             system: str = "full", max_new_tokens: int = 64) -> dict:
     """The run config (as a tree) of one arm on the held-out households; ``actor`` is ``{"model": ...}`` and,
-    for a LoRA policy, ``"adapter"``."""
+    for a LoRA policy, ``"adapter"``. ``max_new_tokens`` fits a reply's four tags in the policy's tokens (64 for
+    tiny-warm's; SmolLM2's tokenizer needs up to 67 for the longest reply of a households episode)."""
     tree = {
         "env": {"name": "alfworld", "split": "valid_unseen", "max_steps": STEP_LIMIT, "data_dir": str(games)},
         "panel": {"seeds": [0]},
         "actor": {"backend": "hf", **{key: str(value) for key, value in actor.items()}},
         "memory": {**(render or RENDER), **memory},
         "prompt": {"history_length": 1, "system": system},
-        "decoding": {"temperature": temperature, "max_new_tokens": 64},
+        "decoding": {"temperature": temperature, "max_new_tokens": max_new_tokens},
         "select": {"split": "dev"},
         "report": {"splits": ["valid_unseen"]},
         "run": {"seed": seed, "episodes_in_flight": episodes_in_flight},
