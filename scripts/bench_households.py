@@ -25,8 +25,8 @@ that say which item is about this room (``agent/targets.py``). Arms, all greedy 
 Every bank arm retrieves from the one bank. ``--small`` uses ``tiny-warm`` policies (~1M parameters, trained
 from scratch here) at the quickstart's recipe (docs/training.md, "The quickstart's recipe": one entry shown, no
 system message, 600 steps; about 15 minutes a seed on 2 cores); ``--k 2 --system full --sft-steps 1200`` is the
-earlier, slower recipe (about 2 hours a seed). The default is SmolLM2-135M-Instruct with LoRA (``expbank sft``)
-at k = 2 with the system message. Stages are
+earlier, slower recipe (about 2 hours a seed). The default is SmolLM2-135M-Instruct with LoRA (``expbank sft``,
+50 steps of 8 records) at the same k = 1 without a system message: 44 minutes a seed on 2 cores. Stages are
 resumable (a finished stage's output is reused); wall times go to ``OUT/timings.json``; ``OUT/compare.md``
 holds the paired comparisons, ``OUT/summary.json`` the summary with the no-memory ceiling and the critique
 diagnostic, ``OUT/success.png`` a plot of success per arm with 95% CIs.
@@ -134,7 +134,7 @@ def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict
                 train: dict | None = None) -> dict:
     """An arm's config; an evaluation's (no ``train``) takes its actions as ``--action`` says."""
     tree = households.arm_tree(games, actor, memory, args.seed, temperature, train, render=render(args),
-                               system=args.system, max_new_tokens=64 if args.small else 96)
+                               system=args.system, max_new_tokens=64 if args.small else households.LM_REPLY_TOKENS)
     if train is None:
         tree["decoding"]["action"] = args.action
     return tree
@@ -159,6 +159,7 @@ def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories:
     batch = 8
     tree = eval_config(args, games, {"model": args.model}, memory)
     tree["sft"] = {"trajectories": [str(trajectories)], "split": "train", "batch_size": batch,
+                   "learning_rate": args.sft_learning_rate,
                    "epochs": min(1.0, args.sft_steps * batch / records), "max_length": 1536}
     out.parent.mkdir(parents=True, exist_ok=True)
     config = write_yaml(out.parent / f"{out.name}.yaml", tree)
@@ -269,7 +270,8 @@ def main() -> None:
                         help="also play the stream with sft-bank online from an empty bank, and with sft-none")
     parser.add_argument("--sft-steps", type=int, default=None, help="SFT optimiser steps per policy "
                         "(default: 600 tiny-warm steps with --small, 50 for SmolLM2)")
-    parser.add_argument("--sft-learning-rate", type=float, default=1e-3, help="tiny-warm's (with --small)")
+    parser.add_argument("--sft-learning-rate", type=float, help="default 1e-3 with --small (tiny-warm), else 2e-4 "
+                        "(LoRA)")
     parser.add_argument("--grpo-steps", type=int, help="default 64 with --small, else 8")
     parser.add_argument("--grpo-tasks", type=int, help="GRPO tasks per step, 8 samples each (default 4 with "
                         "--small, else 2)")
@@ -280,9 +282,8 @@ def main() -> None:
                         help="rooms of GRPO's practice games (practice_games)")
     parser.add_argument("--model", default="smollm2-135m", help="the pretrained policy without --small")
     parser.add_argument("--train-households", type=int, default=Recipe.train_households)
-    parser.add_argument("--k", type=int, default=None, help="entries shown (default: 1 with --small, else 2)")
-    parser.add_argument("--system", choices=["full", "none"], default=None,
-                        help="prompt.system (default: none with --small, else full)")
+    parser.add_argument("--k", type=int, default=1, help="entries shown")
+    parser.add_argument("--system", choices=["full", "none"], default="none", help="prompt.system")
     parser.add_argument("--other-rooms-share", type=float, default=0.0, help="--small bank policies: share of "
                         "training episodes shown only other rooms' entries (taught NONE)")
     parser.add_argument("--empty-share", type=float, default=0.0,
@@ -328,12 +329,11 @@ def main() -> None:
         parser.error("--search-negatives replaces the walks of --other-rooms-share and --empty-share episodes: "
                      "set either")
     args.sft_steps = args.sft_steps or (600 if args.small else 50)
-    args.k = args.k or (1 if args.small else 2)
+    args.sft_learning_rate = args.sft_learning_rate or (1e-3 if args.small else 2e-4)
     # --small: the best GRPO budget measured at seed 2 (docs/benchmarks.md, "GRPO in practice rooms")
     args.grpo_steps = args.grpo_steps or (64 if args.small else 8)
     args.grpo_tasks = args.grpo_tasks or (4 if args.small else 2)
     args.grpo_learning_rate = args.grpo_learning_rate or (5e-5 if args.small else 1e-5)
-    args.system = args.system or ("none" if args.small else "full")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     keep_options(out, {key: getattr(args, key) for key in RECIPE_OPTIONS})

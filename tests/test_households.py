@@ -446,3 +446,31 @@ def _walk_lengths(records: list[list[dict]], steps: int) -> list[tuple[int, int]
     """(offset into the critique rows, steps) of each walk: a walk's records start with no history."""
     starts = [i for i, c in enumerate(records) if "Recent history" not in c[-2]["content"]] + [steps]
     return [(2 * a, b - a) for a, b in zip(starts, starts[1:], strict=False)]
+
+
+def test_a_pretrained_lms_reply_budget_fits_every_households_reply(small_bank, tmp_path):
+    """SmolLM2's tokens for each reply the SFT records teach (observe, critique, reconstruct, action) fit the
+    budget its arms decode with; at 64, the longest replies lost their action and counted as invalid."""
+    from transformers import AutoTokenizer
+
+    from expbank.commands import quickstart as qs
+    from expbank.training.actors.models import smollm2_dir
+    from expbank.training.agent import protocol, targets
+    from expbank.training.agent.collect import collect
+    from expbank.training.agent.retrieve import Memory
+    from expbank.training.evaluation.households import LM_REPLY_TOKENS
+    from expbank.trajectory import episodes_in_id_order
+
+    root, bank = small_bank
+    collect("alfworld", "valid_unseen", "expert", tmp_path / "walks.jsonl", data_dir=str(root), workers=1,
+            max_steps=STEP_LIMIT, progress=False)
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir())
+    memory = Memory("bank", str(bank), k=1)
+    replies = [record[-1]["content"] for episode in episodes_in_id_order(tmp_path / "walks.jsonl")
+               for record in targets.records_from_episode(episode, protocol.ProtocolSpec("bank"), memory, 1)]
+    longest = max(len(tokenizer(reply, add_special_tokens=False).input_ids) for reply in replies)
+    assert "<action>" in replies[0] and longest <= LM_REPLY_TOKENS
+    scale = qs.load_scale(actor="smollm2-135m")
+    layout = qs.Layout(tmp_path / "qs")
+    assert qs.arm_config(scale, layout, "sft-bank").decoding.max_new_tokens == LM_REPLY_TOKENS
+    assert qs.grpo_config(scale, layout).decoding.max_new_tokens == LM_REPLY_TOKENS

@@ -119,6 +119,10 @@ class Scale(_Strict):
     def render(self) -> dict[str, int]:
         return {**households.RENDER, "k": self.memory_k}
 
+    @property
+    def reply_tokens(self) -> int:
+        return 64 if self.actor == "tiny-warm" else households.LM_REPLY_TOKENS
+
 
 # --actor smollm2-135m: the pretrained LM with LoRA, at a smaller panel (its SFT steps are ~100x tiny-warm's)
 SMOLLM2: dict[str, Any] = {"actor": "smollm2-135m", "held_out_households": 4, "train_households": 12,
@@ -233,7 +237,7 @@ def arm_config(scale: Scale, layout: Layout, name: str) -> Config:
                       "grpo-bank": ("grpo-bank", bank_memory(layout))}[name]
     tree = households.arm_tree(layout.games, policy_actor(scale, layout, policy), memory, scale.seed,
                                episodes_in_flight=scale.episodes_in_flight, render=scale.render(),
-                               system=scale.system)
+                               system=scale.system, max_new_tokens=scale.reply_tokens)
     tree["run"]["dir"] = str(layout.arm(name))
     return config_from_tree(tree, f"quickstart arm {name}")
 
@@ -247,7 +251,7 @@ def grpo_config(scale: Scale, layout: Layout) -> Config:
              "bank": {"update_every": 0}}  # every bank arm retrieves from the bank built before training
     tree = households.arm_tree(layout.games, policy_actor(scale, layout, "sft-bank"), bank_memory(layout),
                                scale.seed, scale.grpo_temperature, train, scale.episodes_in_flight, scale.render(),
-                               scale.system)
+                               scale.system, scale.reply_tokens)
     tree["run"]["dir"] = str(layout.grpo)
     return config_from_tree(tree, "quickstart grpo")
 
