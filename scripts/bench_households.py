@@ -26,7 +26,7 @@ Every bank arm retrieves from the one bank. ``--small`` uses ``tiny-warm`` polic
 from scratch here) at the quickstart's recipe (docs/training.md, "The quickstart's recipe": one entry shown, no
 system message, 600 steps; about 15 minutes a seed on 2 cores); ``--k 2 --system full --sft-steps 1200`` is the
 earlier, slower recipe (about 2 hours a seed). The default is SmolLM2-135M-Instruct with LoRA (``expbank sft``,
-50 steps of 8 records) at the same k = 1 without a system message: 44 minutes a seed on 2 cores. Stages are
+50 steps of 8 records) at the same k = 1 without a system message: 47 minutes a seed on 2 cores. Stages are
 resumable (a finished stage's output is reused); wall times go to ``OUT/timings.json``; ``OUT/compare.md``
 holds the paired comparisons, ``OUT/summary.json`` the summary with the no-memory ceiling and the critique
 diagnostic, ``OUT/success.png`` a plot of success per arm with 95% CIs.
