@@ -134,7 +134,8 @@ def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict
                 train: dict | None = None) -> dict:
     """An arm's config; an evaluation's (no ``train``) takes its actions as ``--action`` says."""
     tree = households.arm_tree(games, actor, memory, args.seed, temperature, train, render=render(args),
-                               system=args.system, max_new_tokens=64 if args.small else households.LM_REPLY_TOKENS)
+                               system=args.system, max_new_tokens=households.TINY_REPLY_TOKENS if args.small
+                               else households.LM_REPLY_TOKENS)
     if train is None:
         tree["decoding"]["action"] = args.action
     return tree

@@ -121,7 +121,7 @@ class Scale(_Strict):
 
     @property
     def reply_tokens(self) -> int:
-        return 64 if self.actor == "tiny-warm" else households.LM_REPLY_TOKENS
+        return households.TINY_REPLY_TOKENS if self.actor == "tiny-warm" else households.LM_REPLY_TOKENS
 
 
 # --actor smollm2-135m: the pretrained LM with LoRA, at a smaller panel (its SFT steps are ~100x tiny-warm's)

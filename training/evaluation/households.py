@@ -18,16 +18,18 @@ from expbank.training.agent.protocol import parse_output
 RENDER = {"k": 2, "source_chars": 0, "guidance_tokens": 48}
 
 
-# SmolLM2's tokenizer needs up to 67 tokens for the longest households reply; at 64 the action was cut off
+# reply budgets: tiny-warm's tokens fit a households reply in 64; SmolLM2's tokenizer needs up to 67 tokens
+# for the longest households reply, and at 64 the action was cut off
+TINY_REPLY_TOKENS = 64
 LM_REPLY_TOKENS = 96
 
 
 def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: float = 0.0,
              train: dict | None = None, episodes_in_flight: int = 8, render: dict | None = None,
-             system: str = "full", max_new_tokens: int = 64) -> dict:
+             system: str = "full", max_new_tokens: int = TINY_REPLY_TOKENS) -> dict:
     """The run config (as a tree) of one arm on the held-out households; ``actor`` is ``{"model": ...}`` and,
     for a LoRA policy, ``"adapter"``. ``max_new_tokens`` must fit a reply's four tags in the policy's tokens:
-    64 fits tiny-warm's, a pretrained LM's tokenizer needs ``LM_REPLY_TOKENS``."""
+    ``TINY_REPLY_TOKENS`` fits tiny-warm's, a pretrained LM's tokenizer needs ``LM_REPLY_TOKENS``."""
     tree = {
         "env": {"name": "alfworld", "split": "valid_unseen", "max_steps": STEP_LIMIT, "data_dir": str(games)},
         "panel": {"seeds": [0]},
