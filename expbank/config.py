@@ -407,6 +407,12 @@ class SFTConfig(Section):
     gradient_checkpointing: bool = Field(
         True, description="Recompute each layer's activations during the backward pass instead of keeping "
         "them all (docs/benchmarks.md, \"Lean CPU\", has the memory it saves).")
+    critique_share: float = Field(
+        0.0, ge=0, description="ALFWorld with a bank: critique rows added per record (1.0 doubles the rows): the "
+        "turns of each won episode before it takes its goal object, shown only other rooms' entries "
+        "(`memory.rooms: other`), with loss on `<critique>` and `<reconstruct>` alone. The records show a "
+        "training room's own entry at the first turn and other rooms' later, so without these rows a policy can "
+        "learn to write NONE by turn instead of by room (docs/training.md, \"Critique rows\").")
 
     @model_validator(mode="after")
     def _micro_batches_fill_a_batch(self) -> SFTConfig:

@@ -132,7 +132,7 @@ def run_update(out: Path) -> dict:
     config = sft_config(out)
     config.actor.adapter = str(out / "sft-after" / "model") if (out / "sft-after").exists() else None
     policy = grpo.build_policy(config)
-    records = sft.build_records(config, config.sft.trajectories)[:16]
+    records = sft.build_records(config, config.sft.trajectories)[0][:16]
     rows = []
     for i, record in enumerate(records):
         ids, mask = tokenize_conversation(policy.tokenizer, record, config.train.max_length)

@@ -383,7 +383,7 @@ def test_sighted_records_show_a_failed_walks_sighting_and_take_it(small_bank, tm
 def test_critique_rows_show_each_step_with_its_room_and_another_and_train_the_verdict_alone(small_bank, tmp_path):
     """tiny-warm's critique rows (``critique_mix_batch_size``): every step of every won training walk twice, shown
     what retrieval finds and shown only other rooms' entries, the critique saying which applies; tokenised with
-    ``tag="critique"`` only the verdict's tokens carry loss."""
+    ``tags=("critique",)`` only the verdict's tokens carry loss."""
     from expbank.config import MemoryConfig
     from expbank.training.actors.tiny_warm import (
         critique_conversations,
@@ -406,7 +406,7 @@ def test_critique_rows_show_each_step_with_its_room_and_another_and_train_the_ve
         assert all(v == "[1] applies: this room" for v in walk[:half])  # training rooms retrieve their own entry
     tokenizer = train_tokenizer([m["content"] for c in rows for m in c], 1024)
     for conversation, verdict in zip(rows, verdicts, strict=True):
-        ids, mask = tokenize_conversation(tokenizer, conversation, tag="critique")
+        ids, mask = tokenize_conversation(tokenizer, conversation, tags=("critique",))
         trained = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
         assert trained and verdict.endswith(trained) and len(trained) >= len(verdict) - 4  # the verdict, no more
         full = tokenize_conversation(tokenizer, conversation)
@@ -474,3 +474,45 @@ def test_a_pretrained_lms_reply_budget_fits_every_households_reply(small_bank, t
     layout = qs.Layout(tmp_path / "qs")
     assert qs.arm_config(scale, layout, "sft-bank").decoding.max_new_tokens == LM_REPLY_TOKENS
     assert qs.grpo_config(scale, layout).decoding.max_new_tokens == LM_REPLY_TOKENS
+
+
+def test_lora_sft_critique_rows_show_other_rooms_before_the_take_and_train_critique_and_reconstruct(
+        small_bank, tmp_path):
+    """``sft.critique_share`` (the LoRA path): rows of the turns before each won walk takes its food, shown only
+    other rooms' entries, teaching "another room" and NONE; with SmolLM2's tokenizer only those two tags carry
+    loss. Without a bank the option is refused."""
+    from transformers import AutoTokenizer
+
+    from expbank.bank.summarise import goal_object, takes
+    from expbank.config import Config
+    from expbank.errors import UserError
+    from expbank.training.actors.models import smollm2_dir
+    from expbank.training.agent.collect import collect
+    from expbank.training.agent.rows import tokenize_conversation
+    from expbank.training.evaluation.households import arm_tree
+    from expbank.training.rl.sft import build_records
+    from expbank.trajectory import episodes_in_id_order
+
+    root, bank = small_bank
+    walks = tmp_path / "train.jsonl"
+    collect("alfworld", "train", "expert", walks, data_dir=str(root), workers=1, max_steps=STEP_LIMIT,
+            progress=False)
+    tree = arm_tree(root, {"model": "smollm2-135m"}, {"mode": "bank", "bank": str(bank)}, seed=0, system="none")
+    tree["sft"] = {"trajectories": [str(walks)], "critique_share": 0.5}
+    records, rows = build_records(Config.model_validate(tree), [str(walks)])
+    assert records and len(rows) == round(0.5 * len(records))
+    before_take = sum(next(t for t, step in enumerate(e.steps) if takes(step.action, goal_object(e.task)))
+                      for e in episodes_in_id_order(walks) if e.success)
+    assert len({json.dumps(row) for row in rows}) == min(len(rows), before_take)  # no take turn, no repeat early
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir())
+    for row in rows:
+        reply = row[-1]["content"]
+        verdicts = re.search(r"<critique>(.*)</critique><reconstruct>NONE</reconstruct>", reply)[1]
+        assert re.fullmatch(r"(\[\d\] does not apply: another room ?)+", verdicts)
+        assert not re.search(r"<action>take ", reply)
+        ids, mask = tokenize_conversation(tokenizer, row, tags=("critique", "reconstruct"))
+        trained = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
+        assert "another room" in trained and "NONE" in trained and "action" not in trained
+    tree["memory"] = {"mode": "none"}
+    with pytest.raises(UserError, match="critique_share needs"):
+        build_records(Config.model_validate(tree), [str(walks)])

@@ -368,7 +368,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
                                               recipe.negatives())
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
-    critiques = [tokenize_conversation(tokenizer, c, recipe.max_length, tag="critique")
+    critiques = [tokenize_conversation(tokenizer, c, recipe.max_length, tags=("critique",))
                  for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split,
                                                  recipe.alfworld_data, recipe.memory_config(), recipe.seed,
                                                  recipe.system)] if recipe.critique_mix_batch_size else []

@@ -33,15 +33,17 @@ def assistant_spans(tokenizer, messages: list[dict]) -> tuple[str, list[tuple[in
 
 
 def tokenize_conversation(tokenizer, messages: list[dict], max_length: int | None = None,
-                          tag: str | None = None) -> tuple[list[int], list[int]]:
+                          tags: tuple[str, ...] = ()) -> tuple[list[int], list[int]]:
     """Token ids of the templated conversation and the assistant mask (truncated from the left if long); with
-    ``tag``, the mask covers only the tokens of that tag's content in the last reply (an auxiliary loss on one
-    decision, e.g. the critique's verdict)."""
+    ``tags``, the mask covers only the tokens of those tags' contents in the last reply (an auxiliary loss on
+    one decision, e.g. the critique's verdict and what it reconstructs)."""
     text, spans = assistant_spans(tokenizer, messages)
-    if tag is not None:
+    if tags:
         start, end = spans[-1]
-        opened = text.index(f"<{tag}>", start, end) + len(f"<{tag}>")
-        spans = [(opened, text.index(f"</{tag}>", opened, end))]
+        spans = []
+        for tag in tags:
+            opened = text.index(f"<{tag}>", start, end) + len(f"<{tag}>")
+            spans.append((opened, text.index(f"</{tag}>", opened, end)))
     encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     ids = encoded["input_ids"]
     mask = [int(any(start <= begin < end for start, end in spans)) for begin, _ in encoded["offset_mapping"]]

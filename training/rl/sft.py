@@ -3,32 +3,56 @@
 The records are built by ``agent/targets.py`` in the rollout's exact message layout (what the policy sees,
 and template answers for each of its five stages); rows are tokenised by ``agent/rows.py`` (the same masking
 as GRPO) and trained with TRL's ``SFTTrainer``, with loss on assistant tokens only; LoRA or full fine-tuning.
+With ``sft.critique_share`` (ALFWorld, a bank) critique rows join them: turns shown only other rooms' entries,
+with loss on the critique and reconstruction alone (:func:`critique_rows`).
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
+from expbank.bank.summarise import goal_object, takes
 from expbank.config import Config
 from expbank.errors import UserError
 from expbank.training.actors.models import load_model
 from expbank.training.agent import protocol, targets
+from expbank.training.agent.retrieve import Memory
 from expbank.training.agent.rows import tokenize_conversation
 from expbank.training.evaluation.evaluate import open_memory
-from expbank.trajectory import episodes_in_id_order
+from expbank.trajectory import Episode, episodes_in_id_order
 
 
-def build_records(config: Config, trajectories: list[str]) -> list[list[dict]]:
-    """SFT conversations from the successful episodes of ``trajectories``."""
+def build_records(config: Config, trajectories: list[str]) -> tuple[list[list[dict]], list[list[dict]]]:
+    """SFT conversations from the successful episodes of ``trajectories``, and the critique rows
+    ``sft.critique_share`` asks for (:func:`critique_rows`)."""
     spec = protocol.ProtocolSpec.of(config.memory, config.prompt.system)
-    memory = open_memory(config.model_copy(update={"env": config.env.model_copy(update={"split": config.sft.split})}))
-    conversations = []
-    for path in trajectories:
-        for episode in episodes_in_id_order(path):
-            if episode.success and episode.env == config.env.name:
-                conversations += targets.records_from_episode(episode, spec, memory, config.prompt.history_length)
-    return conversations
+    on_split = config.model_copy(update={"env": config.env.model_copy(update={"split": config.sft.split})})
+    memory = open_memory(on_split)
+    won = [episode for path in trajectories for episode in episodes_in_id_order(path)
+           if episode.success and episode.env == config.env.name]
+    conversations = [record for episode in won
+                     for record in targets.records_from_episode(episode, spec, memory, config.prompt.history_length)]
+    if not config.sft.critique_share:
+        return conversations, []
+    if memory is None or config.env.name != "alfworld" or "critique" not in spec.tags():
+        raise UserError("sft.critique_share needs ALFWorld, a bank (memory.mode) and the critique stage")
+    other = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": "other"})}))
+    pool = [row for episode in won for row in critique_rows(episode, spec, other, config.prompt.history_length)]
+    random.Random(config.run.seed).shuffle(pool)
+    wanted = round(config.sft.critique_share * len(conversations))
+    return conversations, [pool[i % len(pool)] for i in range(wanted)] if pool else []
+
+
+def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, other_rooms: Memory,
+                  history_length: int) -> list[list[dict]]:
+    """The turns of a won ALFWorld episode before it takes its goal object, shown what ``other_rooms`` (a
+    retrieval that never shows the episode's own room) finds: the critique says "another room", the
+    reconstruction NONE."""
+    goal = goal_object(episode.task)
+    take = next((t for t, step in enumerate(episode.steps) if takes(step.action, goal or "")), len(episode.steps))
+    return targets.records_from_episode(episode, spec, other_rooms, history_length)[:take]
 
 
 def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool = True) -> Path:
@@ -41,12 +65,14 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
     cfg = config.sft
     loaded = load_model(config.actor.model, device="cpu" if not torch.cuda.is_available() else None,
                         dtype="float32")
-    conversations = build_records(config, trajectories)
+    conversations, critiques = build_records(config, trajectories)
     if not conversations:
         raise UserError(f"no successful {config.env.name} episodes in {trajectories}")
     rows: dict[str, list[Any]] = {"input_ids": [], "assistant_masks": []}
-    for conversation in conversations:
-        ids, mask = tokenize_conversation(loaded.tokenizer, conversation, cfg.max_length)
+    tokenized = [tokenize_conversation(loaded.tokenizer, c, cfg.max_length) for c in conversations]
+    tokenized += [tokenize_conversation(loaded.tokenizer, c, cfg.max_length, tags=("critique", "reconstruct"))
+                  for c in critiques]
+    for ids, mask in tokenized:
         rows["input_ids"].append(ids)
         rows["assistant_masks"].append(mask)
     out = Path(out)
