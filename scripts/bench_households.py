@@ -20,7 +20,8 @@ that say which item is about this room (``agent/targets.py``). Arms, all greedy 
 - ``--grpo`` adds ``grpo-bank`` (GRPO from ``sft-bank``) and ``grpo-none`` (GRPO from ``sft-none``), trained
   on the practice games (16 more rooms, neither SFT's nor held out: ``practice_games``): ``grpo-bank``
   retrieves there from a practice bank built from the practice rooms' visits (it does not grow), and is
-  evaluated, like every bank arm, with the panel's bank.
+  evaluated, like every bank arm, with the panel's bank. ``--grpo grpo-bank`` trains and evaluates that arm
+  alone (on two cores each GRPO arm is most of an hour); a later ``--grpo`` on the same folder adds the other.
 
 Every bank arm retrieves from the one bank. ``--small`` uses ``tiny-warm`` policies (~1M parameters, trained
 from scratch here) at the quickstart's recipe (docs/training.md, "The quickstart's recipe": one entry shown, no
@@ -66,6 +67,7 @@ from expbank.training.evaluation import households, report, stats
 COMPARISONS = [("sft-none", "sft-bank"), ("sft-bank-other", "sft-bank")]
 SMALL_COMPARISONS = [("raw", "sft-bank"), ("bank-norecon", "sft-bank"), ("bank-sourcerandom", "sft-bank")]
 GRPO_COMPARISONS = [("sft-bank", "grpo-bank"), ("sft-none", "grpo-none")]
+GRPO_ARMS = ("grpo-bank", "grpo-none")
 
 
 def expbank(*args: str) -> None:
@@ -155,13 +157,15 @@ def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) 
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
-    """SmolLM2 + LoRA through ``expbank sft``, at most ``--sft-steps`` optimiser steps."""
+    """SmolLM2 + LoRA through ``expbank sft``, at most ``--sft-steps`` optimiser steps of 8 records (and, for a
+    bank policy with ``--critique-mix N``, N critique rows on average: ``sft.critique_share``)."""
     records = sum(1 for line in trajectories.read_text().splitlines() if line.strip()) * 4.5  # ~steps per game
-    batch = 8
+    share = args.critique_mix / 8 if memory["mode"] != "none" else 0.0
+    batch = 8 + round(8 * share)
     tree = eval_config(args, games, {"model": args.model}, memory)
     tree["sft"] = {"trajectories": [str(trajectories)], "split": "train", "batch_size": batch,
-                   "learning_rate": args.sft_learning_rate,
-                   "epochs": min(1.0, args.sft_steps * batch / records), "max_length": 1536}
+                   "learning_rate": args.sft_learning_rate, "critique_share": share,
+                   "epochs": min(1.0, args.sft_steps * batch / (records * (1 + share))), "max_length": 1536}
     out.parent.mkdir(parents=True, exist_ok=True)
     config = write_yaml(out.parent / f"{out.name}.yaml", tree)
     expbank("sft", str(config), f"run.dir={out}")
@@ -266,7 +270,8 @@ def main() -> None:
                         help="print finished runs' figures across seeds (mean ± sd) and exit")
     parser.add_argument("--seed", type=int, default=0, help="households, placements and training seed")
     parser.add_argument("--small", action="store_true", help="tiny-warm policies and the full --small arm set")
-    parser.add_argument("--grpo", action="store_true", help="also train grpo-bank and grpo-none and evaluate them")
+    parser.add_argument("--grpo", nargs="*", choices=GRPO_ARMS, help="also train grpo-bank and grpo-none (or only "
+                        "those named) and evaluate them; a later run can add the other")
     parser.add_argument("--online", action="store_true",
                         help="also play the stream with sft-bank online from an empty bank, and with sft-none")
     parser.add_argument("--sft-steps", type=int, default=None, help="SFT optimiser steps per policy "
@@ -300,9 +305,11 @@ def main() -> None:
     parser.add_argument("--sighted-share", type=float, default=0.0, help="--small bank policies: share of "
                         "training episodes shown, instead of the room's own entry, the sighting of their own walk "
                         "written as a failed episode's (outcome: failure, as an --online bank's finds are)")
-    parser.add_argument("--critique-mix", type=int, default=0, help="--small bank policies: critique rows added "
-                        "to every SFT step (training steps shown their own room's entry or another room's, half "
-                        "each; the loss on the critique alone), so the policy learns to tell them apart")
+    parser.add_argument("--critique-mix", type=int, default=0, help="bank policies: critique rows added to every "
+                        "SFT step, so the policy learns to tell rooms apart. --small: training steps shown their "
+                        "own room's entry or another room's, half each, loss on the critique alone; SmolLM2: turns "
+                        "before the take shown other rooms' entries, loss on critique and reconstruction "
+                        "(sft.critique_share N/8, batch 8 + N)")
     parser.add_argument("--observation", choices=["current", "first"], default="current",
                         help="memory.observation of every bank arm, in SFT records and evaluation alike: each "
                         "step retrieves with its own observation, or with the episode's first (the room)")
@@ -319,9 +326,9 @@ def main() -> None:
     if args.out is None:
         parser.error("--out is required (or --table)")
     if (args.other_rooms_share or args.empty_share or args.search_negatives or args.warned_share
-            or args.sighted_share or args.critique_mix) and not args.small:
-        parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share, --sighted-share and "
-                     "--critique-mix train tiny-warm policies: add --small")
+            or args.sighted_share) and not args.small:
+        parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share and --sighted-share "
+                     "train tiny-warm policies: add --small")
     if (args.sightings or args.stream_temperature) and not args.online:
         parser.error("--sightings and --stream-temperature set the --online streams: add --online")
     if args.practice_rooms < 1:
@@ -341,7 +348,9 @@ def main() -> None:
     stages = Stages(out)
     recipe = Recipe(seed=args.seed, train_households=args.train_households)
     # games, visits, bank, [train transcripts], policies, arms, [GRPO runs and their arms]
-    total = 3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + 7 * args.grpo + 2 * args.online
+    grpo_arms = [arm for arm in GRPO_ARMS if arm in (args.grpo or GRPO_ARMS)] if args.grpo is not None else []
+    total = (3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + (3 + 2 * len(grpo_arms)) * bool(grpo_arms)
+             + 2 * args.online)
     bar = tqdm(total=total, desc="households", unit="stage")
 
     def step(name: str, output: Path, work: Callable[[], object]) -> Path:
@@ -378,7 +387,7 @@ def main() -> None:
                  "bank-norecon": ("bank-norecon", {**bank_memory, "reconstruct": False}),
                  "bank-sourcerandom": ("sft-bank", {**bank_memory, "source": "random", "source_chars": 200})}
         plan += SMALL_COMPARISONS
-    if args.grpo:  # on the practice games: rooms neither SFT nor the panel uses (see practice_games)
+    if grpo_arms:  # on the practice games: rooms neither SFT nor the panel uses (see practice_games)
         (out / "grpo").mkdir(exist_ok=True)
         keep_options(out / "grpo", {key: getattr(args, key) for key in GRPO_OPTIONS})
         practice = step("practice games", out / "practice" / "COMPLETE",
@@ -388,9 +397,10 @@ def main() -> None:
                                                        out / "trajectories" / "practice-visits.jsonl"))
         practice_bank = step("practice bank", out / "practice-bank" / "manifest.json",
                              lambda: build_bank(practice_visits, out / "practice-bank")).parent
-        for name, start, memory, trained_with in (
-                ("grpo-bank", "sft-bank", bank_memory, {**bank_memory, "bank": str(practice_bank)}),
-                ("grpo-none", "sft-none", {"mode": "none"}, {"mode": "none"})):
+        starts = {"grpo-bank": ("sft-bank", bank_memory, {**bank_memory, "bank": str(practice_bank)}),
+                  "grpo-none": ("sft-none", {"mode": "none"}, {"mode": "none"})}
+        for name in grpo_arms:
+            start, memory, trained_with = starts[name]
             train_cfg = {"split": "train", "steps": args.grpo_steps, "tasks_per_step": args.grpo_tasks,
                          "group_size": 8, "learning_rate": args.grpo_learning_rate,
                          "resample_rounds": args.grpo_resample,
@@ -403,7 +413,7 @@ def main() -> None:
             step(f"train {name}", last, lambda c=config, n=name: expbank("train", str(c), f"run.dir={out / 'grpo' / n}"))
             policies[name] = {"model": last} if args.small else {"model": args.model, "adapter": last}
             arms[name] = (name, memory)
-        plan += GRPO_COMPARISONS
+        plan += [(a, b) for a, b in GRPO_COMPARISONS if b in grpo_arms]
     (out / "configs").mkdir(exist_ok=True)
     if args.online:
         streams = {"sft-none": (policies["sft-none"], {"mode": "none"}),
@@ -438,7 +448,7 @@ def main() -> None:
                              "sighted_share": args.sighted_share, "stream_temperature": args.stream_temperature,
                              "critique_mix": args.critique_mix,
                              "constructed_panel": True}
-    if args.grpo:  # the GRPO arms also trained in the practice rooms
+    if grpo_arms:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
     shown = Bank.open(bank, writable=False)  # every bank arm retrieves from it
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name, shown)
