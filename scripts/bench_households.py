@@ -348,7 +348,7 @@ def main() -> None:
     stages = Stages(out)
     recipe = Recipe(seed=args.seed, train_households=args.train_households)
     # games, visits, bank, [train transcripts], policies, arms, [GRPO runs and their arms]
-    grpo_arms = [arm for arm in GRPO_ARMS if arm in (args.grpo or GRPO_ARMS)] if args.grpo is not None else []
+    grpo_arms = [] if args.grpo is None else [arm for arm in GRPO_ARMS if not args.grpo or arm in args.grpo]
     total = (3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + (3 + 2 * len(grpo_arms)) * bool(grpo_arms)
              + 2 * args.online)
     bar = tqdm(total=total, desc="households", unit="stage")
