@@ -162,6 +162,13 @@ def takes(action: str, what: str) -> bool:
     return (fact := taken(action)) is not None and bare_name(fact[0]) == what
 
 
+def first_take(episode: Episode) -> int | None:
+    """The index of the step that took the episode's goal object (a take the game accepted), or None."""
+    goal = goal_object(episode.task)
+    return next((t for t, step in enumerate(episode.steps)
+                 if goal is not None and not step.invalid and takes(step.action, goal)), None)
+
+
 def find_situation(episode: Episode, goal: str, what: str) -> str:
     """The situation of a find of ``what`` (a find strategy, a not-found warning, a sighting): phrased like the
     episode's first observation of the room with ``goal``, so a fresh episode of that room ranks it first."""

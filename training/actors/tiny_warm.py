@@ -34,6 +34,7 @@ from expbank.bank.store import content_hash
 from expbank.bank.summarise import (
     alfworld_not_found,
     alfworld_sightings,
+    first_take,
     goal_object,
     not_found,
     said,
@@ -290,7 +291,7 @@ def sighting_before_take(episode: Episode) -> Entry | None:
     that saw the object and did not take it: cut after the step that took it, whose take becomes a ``look`` (the
     observation that listed the object is that step's). None when the walk takes no goal object."""
     goal = goal_object(episode.task)
-    take = next((t for t, step in enumerate(episode.steps) if not step.invalid and takes(step.action, goal)), None)
+    take = first_take(episode)
     if take is None:
         return None
     looked = episode.steps[take].model_copy(update={"action": "look"})

@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from expbank.bank.summarise import goal_object, takes
+from expbank.bank.summarise import first_take
 from expbank.config import Config
 from expbank.errors import UserError
 from expbank.training.actors.models import load_model
@@ -50,9 +50,9 @@ def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, other_rooms: Me
     """The turns of a won ALFWorld episode before it takes its goal object, shown what ``other_rooms`` (a
     retrieval that never shows the episode's own room) finds: the critique says "another room", the
     reconstruction NONE."""
-    goal = goal_object(episode.task)
-    take = next((t for t, step in enumerate(episode.steps) if takes(step.action, goal or "")), len(episode.steps))
-    return targets.records_from_episode(episode, spec, other_rooms, history_length)[:take]
+    take = first_take(episode)
+    before = episode.model_copy(update={"steps": episode.steps[:take]})  # (None keeps every step)
+    return targets.records_from_episode(before, spec, other_rooms, history_length)
 
 
 def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool = True) -> Path:
