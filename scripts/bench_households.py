@@ -453,6 +453,7 @@ def main() -> None:
     shown = Bank.open(bank, writable=False)  # every bank arm retrieves from it
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name, shown)
                            for name in arms if name != "sft-none"}
+    summary["losses"] = {name: households.loss_diagnostic(out / "arms" / name) for name in arms}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# Households panel (a constructed panel: the needed fact lives only in past episodes)", "",
              f"seed {args.seed}, policy {summary['households']['policy']} ({args.sft_steps} SFT steps, k={args.k}, "
@@ -471,6 +472,10 @@ def main() -> None:
     lines += ["", "Critique: share of turns before the goal object is taken whose <reconstruct> is NONE:"]
     lines += [f"- {name}: {d['none_share']:.2f} of {d['turns']} turns{shown_text(d)}"
               for name, d in summary["critique"].items() if d["turns"]]
+    lines += ["", "Lost games, by their first take:"]
+    lines += [f"- {name}: {d['lost']} lost: " + ", ".join(f"{d[key]} {text}" for key, text in
+                                                        households.LOSS_KINDS.items())
+              for name, d in summary["losses"].items()]
     (out / "compare.md").write_text("\n".join(lines) + "\n")
     households.plot(summary, out / "success.png")
     print((out / "compare.md").read_text())

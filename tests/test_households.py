@@ -442,6 +442,34 @@ def test_critique_diagnostic_splits_turns_by_whose_room_the_shown_entry_is(small
     assert critique_diagnostic(tmp_path) == {"turns": 6, "none_share": pytest.approx(4 / 6)}
 
 
+def test_loss_diagnostic_counts_lost_games_by_their_first_take(tmp_path):
+    """A lost game is counted once, by its first take: another object where the observation listed the goal
+    object, a take with the goal object not in view (an eggplant is not an egg), the goal object itself, or no
+    take; won games are not counted."""
+    from expbank.training.evaluation.households import LOSS_KINDS, loss_diagnostic
+
+    def game(task: str, steps: list[tuple[str, str]], success: bool = False) -> str:
+        return json.dumps({"task": task, "success": success,
+                           "steps": [{"observation": o, "action": a} for o, a in steps]})
+
+    start = "You are in the middle of a room. Looking quickly around you, you see a drawer 2, and a desk 1."
+    drawer = "You open the drawer 2. The drawer 2 is open. In it, you see a apple 1, a bowl 1, a egg 1, and a tomato 1."
+    rows = [game("put some egg on garbagecan.", [(start, "go to drawer 2"), (drawer, "take egg 1 from drawer 2")],
+                 success=True),
+            game("put some egg on garbagecan.", [(start, "go to drawer 2"), ("You arrive at drawer 2.", "open drawer 2"),
+                                                 (drawer, "take apple 1 from drawer 2"),
+                                                 ("You pick up the apple 1 from the drawer 2.", "take egg 1 from drawer 2")]),
+            game("put a egg in garbagecan.", [(start, "go to desk 1"),
+                                              ("On the desk 1, you see a eggplant 1, and a apple 1.", "take apple 1 from desk 1")]),
+            game("put a bread in garbagecan.", [("You arrive at diningtable 1. On the diningtable 1, you see a tomato 1.",
+                                                 "take bread 1 from diningtable 1")]),
+            game("put a lettuce in garbagecan.", [(start, "go to desk 1"), ("Nothing happens.", "look")])]
+    (tmp_path / "episodes.jsonl").write_text("\n".join(rows) + "\n")
+    assert loss_diagnostic(tmp_path) == {"lost": 4, "other_object_beside_goal": 1, "goal_not_in_view": 1,
+                                         "took_goal": 1, "no_take": 1}
+    assert set(LOSS_KINDS) == set(loss_diagnostic(tmp_path)) - {"lost"}
+
+
 def _walk_lengths(records: list[list[dict]], steps: int) -> list[tuple[int, int]]:
     """(offset into the critique rows, steps) of each walk: a walk's records start with no history."""
     starts = [i for i, c in enumerate(records) if "Recent history" not in c[-2]["content"]] + [steps]

@@ -5,10 +5,12 @@ diagnostic and the success plot. ``expbank quickstart`` and ``scripts/bench_hous
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from expbank.bank.store import Bank
+from expbank.bank.summarise import bare_name, goal_object, taken
 from expbank.envs.alfworld.games import room_of
 from expbank.envs.alfworld.households import STEP_LIMIT
 from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
@@ -108,6 +110,38 @@ def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
         return {"turns": turns, "none_share": none / turns if turns else 0.0}
 
     return {**share("all"), **({"shown": {"own": share("own"), "other": share("other")}} if bank is not None else {})}
+
+
+# how a lost game went wrong, read from its first take (``loss_diagnostic``)
+LOSS_KINDS = {"other_object_beside_goal": "took another object where the food lay",
+              "goal_not_in_view": "took where the food was not in view", "took_goal": "took the food",
+              "no_take": "no take"}
+
+
+def loss_diagnostic(run_dir: Path) -> dict[str, int]:
+    """The games an arm lost, counted by their first take, well-formed or not (``LOSS_KINDS``): another object
+    (or a malformed take) on a turn whose observation listed the goal object (the place was right, the object
+    wrong), a take with the goal object not in view (a wrong place, or a closed receptacle), a take of the goal
+    object that still lost (a wrong place named, or never put), or no take. GRPO and the critique fix
+    different ones, so a note can say which."""
+    counts = {"lost": 0, **dict.fromkeys(LOSS_KINDS, 0)}
+    for line in (run_dir / "episodes.jsonl").read_text().splitlines():
+        episode = json.loads(line)
+        if episode.get("success"):
+            continue
+        counts["lost"] += 1
+        goal = goal_object(episode["task"])
+        take = next((step for step in episode["steps"] if step["action"].lower().startswith("take ")), None)
+        fact = taken(take["action"]) if take else None
+        if take is None:
+            counts["no_take"] += 1
+        elif fact and bare_name(fact[0]) == goal:
+            counts["took_goal"] += 1
+        elif goal is not None and re.search(rf"\b{goal} \d+\b", take["observation"].lower()):
+            counts["other_object_beside_goal"] += 1
+        else:
+            counts["goal_not_in_view"] += 1
+    return counts
 
 
 def plot(summary: dict[str, Any], path: Path) -> None:
