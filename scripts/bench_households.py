@@ -110,12 +110,13 @@ RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "t
                   "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
                   "sightings", "sighted_share", "stream_temperature", "critique_mix")
 # in OUT/grpo/options.json
-GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms", "grpo_resample")
+GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms", "grpo_resample",
+                "practice_food_places")
 # a folder made before these options existed used these values
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
                  "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
                  "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0,
-                 "grpo_resample": 0}
+                 "grpo_resample": 0, "practice_food_places": 0}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -286,6 +287,9 @@ def main() -> None:
                         "rounds of fresh practice tasks a step may add while too few groups differ in reward")
     parser.add_argument("--practice-rooms", type=int, default=PRACTICE_HOUSEHOLDS,
                         help="rooms of GRPO's practice games (practice_games)")
+    parser.add_argument("--practice-food-places", type=int, default=0,
+                        help="each practice room keeps its foods in only this many receptacles, so a food mostly "
+                        "lies beside others (practice_households; 0: each food anywhere)")
     parser.add_argument("--model", default="smollm2-135m", help="the pretrained policy without --small")
     parser.add_argument("--train-households", type=int, default=Recipe.train_households)
     parser.add_argument("--k", type=int, default=1, help="entries shown")
@@ -333,6 +337,8 @@ def main() -> None:
         parser.error("--sightings and --stream-temperature set the --online streams: add --online")
     if args.practice_rooms < 1:
         parser.error(f"--practice-rooms must be at least 1 (got {args.practice_rooms})")
+    if args.practice_food_places < 0:
+        parser.error(f"--practice-food-places must be 0 or more (got {args.practice_food_places})")
     if args.search_negatives and not (args.other_rooms_share or args.empty_share):
         parser.error("--search-negatives replaces the walks of --other-rooms-share and --empty-share episodes: "
                      "set either")
@@ -390,13 +396,14 @@ def main() -> None:
     if grpo_arms:  # on the practice games: rooms neither SFT nor the panel uses (see practice_games)
         (out / "grpo").mkdir(exist_ok=True)
         keep_options(out / "grpo", {key: getattr(args, key) for key in GRPO_OPTIONS})
-        practice = step("practice games", out / "practice" / "COMPLETE",
-                        lambda: write_practice(out / "practice", recipe, args.practice_rooms)).parent
-        practice_visits = step("collect practice visits", out / "trajectories" / "practice-visits.jsonl",
-                               lambda: expert_episodes(practice, "visits",
-                                                       out / "trajectories" / "practice-visits.jsonl"))
-        practice_bank = step("practice bank", out / "practice-bank" / "manifest.json",
-                             lambda: build_bank(practice_visits, out / "practice-bank")).parent
+        where = "practice" + (f"-places{args.practice_food_places}" if args.practice_food_places else "")
+        practice = step("practice games", out / where / "COMPLETE",
+                        lambda: write_practice(out / where, recipe, args.practice_rooms,
+                                               food_places=args.practice_food_places)).parent
+        practice_visits = step("collect practice visits", out / "trajectories" / f"{where}-visits.jsonl",
+                               lambda: expert_episodes(practice, "visits", out / "trajectories" / f"{where}-visits.jsonl"))
+        practice_bank = step("practice bank", out / f"{where}-bank" / "manifest.json",
+                             lambda: build_bank(practice_visits, out / f"{where}-bank")).parent
         starts = {"grpo-bank": ("sft-bank", bank_memory, {**bank_memory, "bank": str(practice_bank)}),
                   "grpo-none": ("sft-none", {"mode": "none"}, {"mode": "none"})}
         for name in grpo_arms:
@@ -449,7 +456,8 @@ def main() -> None:
                              "critique_mix": args.critique_mix,
                              "constructed_panel": True}
     if grpo_arms:  # the GRPO arms also trained in the practice rooms
-        summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms)
+        summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms,
+                                                                                     args.practice_food_places)
     shown = Bank.open(bank, writable=False)  # every bank arm retrieves from it
     summary["critique"] = {name: households.critique_diagnostic(out / "arms" / name, shown)
                            for name in arms if name != "sft-none"}

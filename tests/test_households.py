@@ -19,6 +19,7 @@ from expbank.envs.alfworld.households import (
     households,
     no_memory_ceiling,
     practice_games,
+    practice_households,
     receptacle_names,
     search_order,
     training_frequency,
@@ -151,6 +152,30 @@ def test_practice_games_are_in_rooms_of_their_own_and_the_family_is_unchanged():
         assert game.walkthrough[:-2] == visits[game.scene.number, game.task.obj].walkthrough[:-2]
     with_practice = no_memory_ceiling(recipe, practice=16)
     assert with_practice["games"] == 48 and with_practice["rate"] <= 0.40
+
+
+def test_crowded_practice_rooms_keep_their_foods_in_few_places_beside_each_other():
+    """``food_places``: each practice room keeps its foods in that many receptacles, so most goal foods share
+    their place with another food; the rooms, their distractors and the family are those of the default draw,
+    and the games' walkthroughs and visits follow the new places."""
+    recipe = Recipe(seed=2)
+    plain, crowded = practice_households(recipe), practice_households(recipe, food_places=2)
+    assert [h.scene.receptacles for h in crowded] == [h.scene.receptacles for h in plain]
+    for home, before in zip(crowded, plain, strict=True):
+        assert len(set(home.places.values())) <= 2 and TARGET not in {home.scene.receptacles[i]
+                                                                     for i in home.places.values()}
+        assert {k: v for k, v in home.scene.objects.items() if k not in FOODS} == \
+            {k: v for k, v in before.scene.objects.items() if k not in FOODS}
+        assert all(home.scene.objects[food] == (where,) for food, where in home.places.items())
+    beside = sum(list(h.places.values()).count(h.places[f]) > 1 for h in crowded for f in h.places)
+    apart = sum(list(h.places.values()).count(h.places[f]) > 1 for h in plain for f in h.places)
+    assert beside >= 90 and apart <= 48  # of 96 foods: nearly all share their place; by default about half
+    games = practice_games(recipe, food_places=2)
+    homes = {h.number: h for h in crowded}
+    for game in games:
+        assert game.walkthrough[0] == f"go to {homes[game.scene.number].place(game.task.obj)}"
+    assert households(recipe) == households(Recipe(seed=2)) and practice_games(recipe) != games
+    assert no_memory_ceiling(recipe, practice=16, food_places=2)["rate"] <= 0.40
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -239,16 +239,30 @@ def household_games(recipe: Recipe) -> list[FamilyGame]:
 PRACTICE_HOUSEHOLDS = 16
 
 
-def practice_households(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS) -> list[Household]:
+def practice_households(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS, food_places: int = 0) -> list[Household]:
     """``count`` more rooms, drawn after the family's own (the same draws continued, so the family's households
-    are unchanged and every practice room's layout differs from theirs)."""
+    are unchanged and every practice room's layout differs from theirs).
+
+    With ``food_places`` each room keeps all its foods in only that many of its receptacles (its own draws),
+    so a food mostly lies beside other foods, often listed before it: a bank policy that rejects the entry
+    retrieved at the place and takes the first food it sees loses there, a mistake GRPO seldom meets in rooms
+    whose foods lie apart (docs/benchmarks.md, "GRPO at seed 2")."""
     family = recipe.train_households + recipe.held_out_households
-    return households(replace(recipe, held_out_households=recipe.held_out_households + count))[family:]
+    homes = households(replace(recipe, held_out_households=recipe.held_out_households + count))[family:]
+    if not food_places:
+        return homes
+    rng = random.Random(recipe.seed + 6)  # its own draws: the rooms and their distractors stay as they were
+    crowded = []
+    for home in homes:
+        holders = [i for i, r in enumerate(home.scene.receptacles) if r != TARGET]
+        shared = rng.sample(holders, min(food_places, len(holders)))
+        crowded.append(_with_places(home, {food: rng.choice(shared) for food in home.places}))
+    return crowded
 
 
-def practice_games(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS) -> list[FamilyGame]:
+def practice_games(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS, food_places: int = 0) -> list[FamilyGame]:
     """GRPO's games, a family of their own (``write_practice``): ``count`` rooms no SFT record was made in
-    (:func:`practice_households`), in ``train`` (each food into the garbage can) and ``visits`` (each food
+    (:func:`practice_households`, with its ``food_places``), in ``train`` (each food into the garbage can) and ``visits`` (each food
     carried to a surface: the practice bank's source). The folder has no ``dev`` split, so ALFWorld's loader
     keeps every ``DEV_EVERY``-th ``train`` game as ``dev`` (``envs/alfworld/games.list_games``).
 
@@ -258,7 +272,7 @@ def practice_games(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS) -> list[Fam
     """
     rng = random.Random(recipe.seed + 4)  # its own draws: the households family stays as it was
     games: list[FamilyGame] = []
-    for home in practice_households(recipe, count):
+    for home in practice_households(recipe, count, food_places):
         for food in FOODS[:recipe.foods]:
             _add_game(games, "train", home, food, TARGET)
             _add_game(games, "visits", home, food, rng.choice(_surface_targets(home, food)))
@@ -266,11 +280,11 @@ def practice_games(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS) -> list[Fam
 
 
 def write_practice(root: Path, recipe: Recipe = Recipe(), count: int = PRACTICE_HOUSEHOLDS,
-                   progress: bool = False) -> Path:
+                   progress: bool = False, food_places: int = 0) -> Path:
     """Write :func:`practice_games` under ``root`` (a data folder of its own)."""
-    return write_family(Path(root), practice_games(recipe, count),
-                        {"family": "households-practice", "rooms": count, **asdict(recipe)}, progress,
-                        desc="practice games")
+    return write_family(Path(root), practice_games(recipe, count, food_places),
+                        {"family": "households-practice", "rooms": count, "food_places": food_places,
+                         **asdict(recipe)}, progress, desc="practice games")
 
 
 def stream_task_ids(recipe: Recipe, split: str = "stream") -> list[str]:
@@ -310,7 +324,7 @@ def _look_cost(scene: Scene, index: int) -> int:
     return 2 if scene.receptacles[index].endswith("*") else 1
 
 
-def no_memory_ceiling(recipe: Recipe, practice: int = 0) -> dict:
+def no_memory_ceiling(recipe: Recipe, practice: int = 0, food_places: int = 0) -> dict:
     """The best no-memory policy computable from the training households, played out on the held-out panel.
 
     For each food it ranks the receptacles (``"drawer 1"``) by how often the training households kept that
@@ -318,12 +332,12 @@ def no_memory_ceiling(recipe: Recipe, practice: int = 0) -> dict:
     while the step limit still leaves the three steps a find needs (take, go, put). The returned
     ``rate`` is the share of held-out games it wins: no policy trained only on training households can know
     more about a held-out room than these frequencies. ``practice``: count that many practice rooms
-    (:func:`practice_households`, GRPO's) as training households too.
+    (:func:`practice_households`, GRPO's, with their ``food_places``) as training households too.
     """
     homes = households(recipe)
     foods = FOODS[:recipe.foods]
     training, held_out = homes[:recipe.train_households], homes[recipe.train_households:]
-    training += practice_households(recipe, practice) if practice else []
+    training += practice_households(recipe, practice, food_places) if practice else []
     frequency = training_frequency(training, foods)
     won = 0
     for home in held_out:
