@@ -397,11 +397,12 @@ def main() -> None:
         (out / "grpo").mkdir(exist_ok=True)
         keep_options(out / "grpo", {key: getattr(args, key) for key in GRPO_OPTIONS})
         where = "practice" + (f"-places{args.practice_food_places}" if args.practice_food_places else "")
+        visits_path = out / "trajectories" / f"{where}-visits.jsonl"
         practice = step("practice games", out / where / "COMPLETE",
                         lambda: write_practice(out / where, recipe, args.practice_rooms,
                                                food_places=args.practice_food_places)).parent
-        practice_visits = step("collect practice visits", out / "trajectories" / f"{where}-visits.jsonl",
-                               lambda: expert_episodes(practice, "visits", out / "trajectories" / f"{where}-visits.jsonl"))
+        practice_visits = step("collect practice visits", visits_path,
+                               lambda: expert_episodes(practice, "visits", visits_path))
         practice_bank = step("practice bank", out / f"{where}-bank" / "manifest.json",
                              lambda: build_bank(practice_visits, out / f"{where}-bank")).parent
         starts = {"grpo-bank": ("sft-bank", bank_memory, {**bank_memory, "bank": str(practice_bank)}),
