@@ -263,8 +263,8 @@ def practice_households(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS, food_p
 def practice_games(recipe: Recipe, count: int = PRACTICE_HOUSEHOLDS, food_places: int = 0) -> list[FamilyGame]:
     """GRPO's games, a family of their own (``write_practice``): ``count`` rooms no SFT record was made in
     (:func:`practice_households`, with its ``food_places``), in ``train`` (each food into the garbage can) and
-    ``visits`` (each food carried to a surface: the practice bank's source). The folder has no ``dev`` split, so ALFWorld's loader
-    keeps every ``DEV_EVERY``-th ``train`` game as ``dev`` (``envs/alfworld/games.list_games``).
+    ``visits`` (each food carried to a surface: the practice bank's source). The folder has no ``dev`` split,
+    so ALFWorld's loader keeps every ``DEV_EVERY``-th ``train`` game as ``dev`` (``envs/alfworld/games.list_games``).
 
     In the training households a bank policy can win from what it remembers of the room (it was trained there),
     so GRPO would reward ignoring the block; in rooms it never saw only the retrieved entry says where the food
