@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import time
@@ -192,3 +193,27 @@ def test_eval_and_ablate_show_in_help():
     out = subprocess.run(["expbank", "--help"], capture_output=True, text=True).stdout
     for command in ("eval", "ablate", "report", "compare", "serve-model"):
         assert command in out
+
+
+def test_the_fingerprint_names_the_weights_that_played(tmp_path):
+    """A rebuilt SFT or GRPO stage is not always bit-identical; the fingerprint says which weights played."""
+    import torch
+    from safetensors.torch import save_file
+
+    from expbank.training.runs import fingerprint, weights_digest
+
+    adapter = tmp_path / "sft" / "model"
+    adapter.mkdir(parents=True)
+    save_file({"lora_A": torch.zeros(4, 2)}, adapter / "adapter_model.safetensors")
+    (adapter / "adapter_config.json").write_text("{}")
+    config = load_config(_config(tmp_path, actor={"model": "smollm2-135m", "adapter": str(adapter)}))
+    recorded = fingerprint(config, {}, None, "v1")["actor_weights"]
+    assert recorded["model"] is None  # a package model: its version is under packages
+    assert recorded["adapter"] == weights_digest(adapter) and len(recorded["adapter"]) == 64
+
+    copy = tmp_path / "copy" / "model"
+    shutil.copytree(adapter, copy)
+    assert weights_digest(copy) == recorded["adapter"]  # the bytes decide, not where they lie
+    save_file({"lora_A": torch.zeros(4, 2).index_fill_(0, torch.tensor([3]), 1e-3)}, copy / "adapter_model.safetensors")
+    assert weights_digest(copy) != recorded["adapter"]
+    assert weights_digest(tmp_path / "missing") is None and weights_digest(None) is None

