@@ -54,9 +54,9 @@ def weights_digest(path: str | None) -> str | None:
     """sha256 over a local model or adapter folder's ``*.safetensors`` files (names and bytes), or ``None``.
 
     Two runs that print different numbers from the same config can then be told apart by their weights:
-    an SFT or GRPO stage rebuilt from scratch is not always bit-identical to the one it replaces. A name
-    that is not a local folder (a hub or API model, ``smollm2-135m``) has no digest here; its package
-    version is in ``packages``.
+    an SFT or GRPO stage rebuilt on another commit or machine need not be bit-identical to the one it
+    replaces. A name that is not a local folder (a hub or API model, ``smollm2-135m``) has no digest here;
+    its package version is in ``packages``.
     """
     folder = Path(path) if path else None
     files = sorted(folder.rglob("*.safetensors")) if folder is not None and folder.is_dir() else []
