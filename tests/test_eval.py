@@ -196,7 +196,7 @@ def test_eval_and_ablate_show_in_help():
 
 
 def test_the_fingerprint_names_the_weights_that_played(tmp_path):
-    """A rebuilt SFT or GRPO stage is not always bit-identical; the fingerprint says which weights played."""
+    """A stage rebuilt on another commit need not be bit-identical; the fingerprint says which weights played."""
     import torch
     from safetensors.torch import save_file
 

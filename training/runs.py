@@ -6,6 +6,7 @@ refused rather than mixed into the same numbers.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -56,16 +57,23 @@ def weights_digest(path: str | None) -> str | None:
     Two runs that print different numbers from the same config can then be told apart by their weights:
     an SFT or GRPO stage rebuilt on another commit or machine need not be bit-identical to the one it
     replaces. A name that is not a local folder (a hub or API model, ``smollm2-135m``) has no digest here;
-    its package version is in ``packages``.
+    its package version is in ``packages``. Hashing reads every byte (~1 s a GB), so a folder is hashed once
+    per process while its files' sizes and times stay the same (an ablation fingerprints each arm).
     """
     folder = Path(path) if path else None
     files = sorted(folder.rglob("*.safetensors")) if folder is not None and folder.is_dir() else []
     if not files:
         return None
+    stamp = tuple((file.relative_to(folder).as_posix(), file.stat().st_size, file.stat().st_mtime_ns) for file in files)
+    return _digest(folder.resolve(), stamp)
+
+
+@functools.lru_cache(maxsize=16)
+def _digest(folder: Path, stamp: tuple[tuple[str, int, int], ...]) -> str:
     digest = hashlib.sha256()
-    for file in files:
-        digest.update(file.relative_to(folder).as_posix().encode() + b"\0")
-        with file.open("rb") as handle:
+    for name, _, _ in stamp:
+        digest.update(name.encode() + b"\0")
+        with (folder / name).open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
