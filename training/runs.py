@@ -64,7 +64,8 @@ def weights_digest(path: str | None) -> str | None:
     files = sorted(folder.rglob("*.safetensors")) if folder is not None and folder.is_dir() else []
     if not files:
         return None
-    stamp = tuple((file.relative_to(folder).as_posix(), file.stat().st_size, file.stat().st_mtime_ns) for file in files)
+    stats = [(file, file.stat()) for file in files]  # one stat a file
+    stamp = tuple((file.relative_to(folder).as_posix(), st.st_size, st.st_mtime_ns) for file, st in stats)
     return _digest(folder.resolve(), stamp)
 
 
