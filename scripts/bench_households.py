@@ -478,7 +478,8 @@ def main() -> None:
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"
               for name in arms]
     lines += [""] + [f"- {comparison_text(c)}" for c in summary["comparisons"]]
-    lines += ["", "Critique: share of turns before the goal object is taken whose <reconstruct> is NONE:"]
+    lines += ["", ("Critique: share of turns before the goal object is taken whose <reconstruct> is NONE or whose "
+               "<critique> rejects every item shown:")]
     lines += [f"- {name}: {d['none_share']:.2f} of {d['turns']} turns{shown_text(d)}"
               for name, d in summary["critique"].items() if d["turns"]]
     lines += ["", "Lost games, by their first take:"]

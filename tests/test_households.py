@@ -439,9 +439,10 @@ def test_critique_rows_show_each_step_with_its_room_and_another_and_train_the_ve
 
 
 def test_critique_diagnostic_splits_turns_by_whose_room_the_shown_entry_is(small_bank, tmp_path):
-    """The critique's target is stated per what a turn shows: NONE is counted apart for turns shown an entry made
-    in the episode's own room and turns shown only other rooms' entries; turns after the take, turns without a
-    reconstruction and ids the bank does not hold stay out of the split."""
+    """The critique's target is stated per what a turn shows: NONE (or a critique rejecting every item shown) is
+    counted apart for turns shown an entry made in the episode's own room and turns shown only other rooms'
+    entries; turns after the take, turns without a reconstruction and ids the bank does not hold stay out of the
+    split."""
     from expbank.bank.store import Bank
     from expbank.envs.alfworld.games import room_of
     from expbank.training.evaluation.households import critique_diagnostic
@@ -452,19 +453,22 @@ def test_critique_diagnostic_splits_turns_by_whose_room_the_shown_entry_is(small
     own = entries[0]
     other = next(e for e in entries if room_of(e.provenance.task_ids[0]) != room_of(own.provenance.task_ids[0]))
 
-    def step(shown: list[str], reconstruct: str | None, action: str = "go to shelf 1") -> dict:
-        output = f"<critique>x</critique><reconstruct>{reconstruct}</reconstruct>" if reconstruct else ""
+    def step(shown: list[str], reconstruct: str | None, action: str = "go to shelf 1", critique: str = "x") -> dict:
+        output = f"<critique>{critique}</critique><reconstruct>{reconstruct}</reconstruct>" if reconstruct else ""
         return {"action": action, "retrieved": shown, "output": f"{output}<action>{action}</action>"}
 
+    rejected, half = "[1] does not apply: another room", "[1] does not apply: another room [2] applies: this room"
     steps = [step([own.id], "take apple 1 from shelf 1"), step([other.id], "NONE"), step([other.id], "NONE"),
              step([own.id, other.id], "NONE"), step([other.id], "take apple 1 from desk 1"), step([own.id], None),
-             step(["not-in-this-bank"], "NONE"), step([own.id], "NONE", "take apple 1 from shelf 1"),
-             step([own.id], "NONE")]
+             step(["not-in-this-bank"], "NONE"), step([other.id], "take apple 1 from desk 1", critique=rejected),
+             step([other.id, own.id], "take apple 1 from shelf 1", critique=half),
+             step([own.id], "NONE", "take apple 1 from shelf 1"), step([own.id], "NONE")]
     (tmp_path / "episodes.jsonl").write_text(json.dumps({"task_id": own.provenance.task_ids[0], "steps": steps}))
     split = critique_diagnostic(tmp_path, bank)
-    assert split["turns"] == 6 and split["none_share"] == pytest.approx(4 / 6)
-    assert split["shown"] == {"own": {"turns": 2, "none_share": 0.5}, "other": {"turns": 3, "none_share": 2 / 3}}
-    assert critique_diagnostic(tmp_path) == {"turns": 6, "none_share": pytest.approx(4 / 6)}
+    assert split["turns"] == 8 and split["none_share"] == pytest.approx(5 / 8)
+    assert split["shown"] == {"own": {"turns": 3, "none_share": pytest.approx(1 / 3)},
+                              "other": {"turns": 4, "none_share": 0.75}}
+    assert critique_diagnostic(tmp_path) == {"turns": 8, "none_share": pytest.approx(5 / 8)}
 
 
 def test_loss_diagnostic_counts_lost_games_by_their_first_take(tmp_path):

@@ -531,7 +531,8 @@ def render_report(scale: Scale, layout: Layout, summary: dict[str, Any], bench: 
         ci = f"[{low:.1f}, {high:.1f}]" if low is not None else "n/a"
         lines.append(f"| {name} | {arm['success']:.1f} | {ci} | {arm['n']} |")
     lines += ["", *[f"- {report.comparison_line(c)}" for c in summary["comparisons"]], "",
-              "Critique: share of turns before the food is taken whose `<reconstruct>` is NONE: "
+              "Critique: share of turns before the food is taken whose `<reconstruct>` is NONE or whose `<critique>` "
+              "rejects every item shown: "
               + "; ".join(f"{name} {d['none_share']:.2f} of {d['turns']}" for name, d in summary["critique"].items()),
               "", "![success per arm](success.png)", "",
               "## GRPO (training households, bank frozen)", "",

@@ -70,6 +70,17 @@ def target_blocks(spec: ProtocolSpec, task: str, observation: str, task_type: st
     return blocks
 
 
+_VERDICT = re.compile(r"\[(\d+)\]\s*(does not apply|applies)")
+
+
+def rejects_every_item(critique: str, shown: int) -> bool:
+    """Whether a written ``<critique>`` says "does not apply" of each of the ``shown`` items, in this module's
+    verdict words (a reply that rejects every item in its critique declines the memory, whatever it
+    reconstructs)."""
+    verdicts = {int(i): verdict for i, verdict in _VERDICT.findall(critique)}
+    return shown > 0 and all(verdicts.get(i) == "does not apply" for i in range(1, shown + 1))
+
+
 _TAKE = re.compile(r"^take (?P<obj>.+?) \d+ from (?P<place>.+)$")
 
 

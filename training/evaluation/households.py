@@ -15,6 +15,7 @@ from expbank.envs.alfworld.games import room_of
 from expbank.envs.alfworld.households import STEP_LIMIT
 from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
 from expbank.training.agent.protocol import parse_output
+from expbank.training.agent.targets import rejects_every_item
 
 # The compact experience block every memory arm sees (docs/training.md, "The households panel").
 RENDER = {"k": 2, "source_chars": 0, "guidance_tokens": 48}
@@ -82,12 +83,14 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
 
 
 def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
-    """Over turns before the goal object is taken: how often the policy wrote ``NONE`` in ``<reconstruct>``.
+    """Over turns before the goal object is taken: how often the policy declined the memory, by writing ``NONE``
+    in ``<reconstruct>`` or rejecting every item shown in ``<critique>`` (the issue's measure; SmolLM2 sometimes
+    rejects an item and still copies it).
 
     With the arm's ``bank``, also split by what each turn showed, as the critique's target is stated: ``own``
     when an entry made in the episode's own room is among those shown, ``other`` when only other rooms' are (in a
     bank arm, a retrieval miss, where NONE is right)."""
-    counts = {"all": [0, 0], "own": [0, 0], "other": [0, 0]}  # turns, NONE
+    counts = {"all": [0, 0], "own": [0, 0], "other": [0, 0]}  # turns, declined
     for line in (run_dir / "episodes.jsonl").read_text().splitlines():
         episode = json.loads(line)
         for step in episode["steps"]:
@@ -103,7 +106,8 @@ def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
                 keys.append("own" if room_of(episode["task_id"]) in rooms else "other")
             for key in keys:
                 counts[key][0] += 1
-                counts[key][1] += parsed.reconstruction is None  # NONE
+                counts[key][1] += parsed.reconstruction is None or rejects_every_item(
+                    parsed.blocks.get("critique", ""), len(step.get("retrieved") or ()))
 
     def share(key: str) -> dict:
         turns, none = counts[key]
