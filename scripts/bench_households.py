@@ -43,8 +43,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -265,6 +267,9 @@ def shown_text(diagnostic: dict) -> str:
 
 
 def main() -> None:
+    # a SIGTERM ends the run as Ctrl-C does: subprocess.run kills the stage it waits on (each stage resumes),
+    # so a killed benchmark leaves no training process holding the cores
+    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, help="run folder (re-running resumes it)")
     parser.add_argument("--table", nargs="+", type=Path, metavar="DIR",

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -69,6 +71,9 @@ def expbank(*args: str) -> None:
 
 
 def main() -> None:
+    # a SIGTERM ends the run as Ctrl-C does: subprocess.run kills the stage it waits on (each stage resumes),
+    # so a killed benchmark leaves no training process holding the cores
+    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True, type=Path, help="a new folder")
     parser.add_argument("--warm-steps", type=int, default=400, help="tiny-warm steps on the demonstrations")

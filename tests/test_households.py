@@ -573,3 +573,39 @@ def test_lora_sft_critique_rows_show_other_rooms_before_the_take_and_train_criti
     tree["memory"] = {"mode": "none"}
     with pytest.raises(UserError, match="critique_share needs"):
         build_records(Config.model_validate(tree), [str(walks)])
+
+
+def test_a_killed_households_benchmark_stops_the_stage_it_was_running(tmp_path):
+    """SIGTERM to ``scripts/bench_households.py`` (``kill``, ``pkill -f``) ends the ``expbank`` stage it waits on,
+    and that stage's workers, as Ctrl-C does; before, the stage went on as an orphan and held the cores."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import psutil
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "bench_households.py"
+    process = subprocess.Popen([sys.executable, str(script), "--seed", "0", "--small", "--out", str(tmp_path / "run")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ})
+    stages: list[psutil.Process] = []
+    deadline = time.monotonic() + 240
+    while not stages and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.5)
+        stages = [child for child in psutil.Process(process.pid).children(recursive=True)
+                  if "expbank" in " ".join(child.cmdline())]
+    try:
+        assert stages, "the benchmark never started an expbank stage"
+        time.sleep(3)  # let the stage start its workers
+        stages = psutil.Process(process.pid).children(recursive=True)  # the stage and its workers
+        process.send_signal(signal.SIGTERM)
+        _, alive = psutil.wait_procs(stages, timeout=30)
+        assert not alive, [" ".join(child.cmdline()) for child in alive]
+        assert process.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        process.kill()
+        for stage in stages:
+            if stage.is_running():
+                stage.kill()  # an orphan of a failed run
