@@ -578,7 +578,6 @@ def test_lora_sft_critique_rows_show_other_rooms_before_the_take_and_train_criti
 def test_a_killed_households_benchmark_stops_the_stage_it_was_running(tmp_path):
     """SIGTERM to ``scripts/bench_households.py`` (``kill``, ``pkill -f``) ends the ``expbank`` stage it waits on,
     and that stage's workers, as Ctrl-C does; before, the stage went on as an orphan and held the cores."""
-    import os
     import signal
     import subprocess
     import sys
@@ -589,7 +588,7 @@ def test_a_killed_households_benchmark_stops_the_stage_it_was_running(tmp_path):
 
     script = Path(__file__).resolve().parents[1] / "scripts" / "bench_households.py"
     process = subprocess.Popen([sys.executable, str(script), "--seed", "0", "--small", "--out", str(tmp_path / "run")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ})
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stages: list[psutil.Process] = []
     deadline = time.monotonic() + 240
     while not stages and time.monotonic() < deadline and process.poll() is None:
