@@ -84,8 +84,8 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
 
 def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
     """Over turns before the goal object is taken: how often the policy declined the memory, by writing ``NONE``
-    in ``<reconstruct>`` or rejecting every item shown in ``<critique>`` (the issue's measure; SmolLM2 sometimes
-    rejects an item and still copies it).
+    in ``<reconstruct>`` or rejecting every item shown in ``<critique>`` (as the critique's target is stated,
+    docs/training.md; SmolLM2 sometimes rejects an item and still copies it).
 
     With the arm's ``bank``, also split by what each turn showed, as the critique's target is stated: ``own``
     when an entry made in the episode's own room is among those shown, ``other`` when only other rooms' are (in a
@@ -104,10 +104,11 @@ def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
             if shown and None not in shown:  # (an id this bank does not hold leaves the turn out of the split)
                 rooms = {room_of(task_id) for entry in shown for task_id in entry.provenance.task_ids}
                 keys.append("own" if room_of(episode["task_id"]) in rooms else "other")
+            declined = parsed.reconstruction is None or rejects_every_item(
+                parsed.blocks.get("critique", ""), len(step.get("retrieved") or ()))
             for key in keys:
                 counts[key][0] += 1
-                counts[key][1] += parsed.reconstruction is None or rejects_every_item(
-                    parsed.blocks.get("critique", ""), len(step.get("retrieved") or ()))
+                counts[key][1] += declined
 
     def share(key: str) -> dict:
         turns, none = counts[key]
