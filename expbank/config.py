@@ -173,10 +173,6 @@ class PromptConfig(Section):
         "full", description="`full`: a system message with the rules, the answer grammar and an example; "
         "`none`: no system message, for a policy trained from scratch on the rows (the same ~200 tokens in "
         "every row teach it nothing and cost a third of its training compute).")
-    first_observation: bool = Field(
-        False, description="Also show the episode's first observation in every step's prompt once the history "
-        "window no longer holds it (in ALFWorld the room as first seen, which an entry's `situation` is "
-        "compared with; without it, later steps show the room only through their `go to` actions).")
 
 
 class DecodingConfig(Section):

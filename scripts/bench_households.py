@@ -110,7 +110,7 @@ def render(args: argparse.Namespace) -> dict:
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
-                  "sightings", "sighted_share", "stream_temperature", "critique_mix", "first_observation")
+                  "sightings", "sighted_share", "stream_temperature", "critique_mix")
 # in OUT/grpo/options.json
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms", "grpo_resample",
                 "practice_food_places")
@@ -118,7 +118,7 @@ GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_room
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
                  "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
                  "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0,
-                 "grpo_resample": 0, "practice_food_places": 0, "first_observation": False}
+                 "grpo_resample": 0, "practice_food_places": 0}
 
 
 def keep_options(out: Path, options: dict) -> None:
@@ -140,7 +140,7 @@ def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict
     """An arm's config; an evaluation's (no ``train``) takes its actions as ``--action`` says."""
     tree = households.arm_tree(games, actor, memory, args.seed, temperature, train, render=render(args),
                                system=args.system, max_new_tokens=households.TINY_REPLY_TOKENS if args.small
-                               else households.LM_REPLY_TOKENS, first_observation=args.first_observation)
+                               else households.LM_REPLY_TOKENS)
     if train is None:
         tree["decoding"]["action"] = args.action
     return tree
@@ -156,7 +156,7 @@ def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) 
                                   render(args), args.system, other_rooms_share=args.other_rooms_share,
                                   empty_share=args.empty_share, search=args.search_negatives,
                                   warned_share=args.warned_share, sighted_share=args.sighted_share,
-                                  critique_mix=args.critique_mix, first_observation=args.first_observation)
+                                  critique_mix=args.critique_mix)
 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
@@ -322,10 +322,6 @@ def main() -> None:
     parser.add_argument("--observation", choices=["current", "first"], default="current",
                         help="memory.observation of every bank arm, in SFT records and evaluation alike: each "
                         "step retrieves with its own observation, or with the episode's first (the room)")
-    parser.add_argument("--first-observation", action="store_true",
-                        help="prompt.first_observation of every policy, in SFT records and evaluation alike: the "
-                        "room as first seen stays in every step's prompt, so a critique can compare it with an "
-                        "entry's situation at every step, not only the first")
     parser.add_argument("--action", choices=["generated", "scored"], default="generated",
                         help="every evaluation's decoding.action: scored takes the admissible action the policy "
                         "finds likeliest after its reply (docs/design.md §5); training is unchanged")
@@ -463,7 +459,7 @@ def main() -> None:
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
                              "action": args.action, "observation": args.observation, "sightings": args.sightings,
                              "sighted_share": args.sighted_share, "stream_temperature": args.stream_temperature,
-                             "critique_mix": args.critique_mix, "first_observation": args.first_observation,
+                             "critique_mix": args.critique_mix,
                              "constructed_panel": True}
     if grpo_arms:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms,
@@ -481,8 +477,7 @@ def main() -> None:
              f"{f', sighted {args.sighted_share}' if args.sighted_share else ''}"
              f"{f', critique rows {args.critique_mix} a step' if args.critique_mix else ''}"
              f"{', scored actions' if args.action == 'scored' else ''}"
-             f"{', retrieval with the first observation' if args.observation == 'first' else ''}"
-             f"{', first observation in every prompt' if args.first_observation else ''}), "
+             f"{', retrieval with the first observation' if args.observation == 'first' else ''}), "
              "no-memory ceiling "
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]
     lines += [f"- {name}: {summary['arms'][name]['success']:.1f}% success (n={summary['arms'][name]['n']})"

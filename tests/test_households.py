@@ -319,30 +319,6 @@ def test_records_retrieving_with_the_first_observation_show_the_rooms_entry_at_e
     assert WarmRecipe(observation="first").key() == WarmRecipe().key()  # without memory it changes nothing
 
 
-def test_records_with_the_first_observation_pinned_show_the_room_at_every_later_step(small_bank, tmp_path):
-    """``prompt.first_observation`` in the records (tiny-warm's and, through the same builder, ``expbank
-    sft``'s and the critique rows'): every step after the first shows the room's first observation, which
-    history 1 drops from the third step on; it is a recipe of its own."""
-    from expbank.config import MemoryConfig
-    from expbank.training.actors.tiny_warm import WarmRecipe, critique_conversations, expert_conversations
-
-    root, bank = small_bank
-    memory = MemoryConfig(mode="bank", bank=str(bank), k=1)
-    pinned = expert_conversations("alfworld", 1, tmp_path, "train", str(root), memory, first_observation=True)
-    plain = expert_conversations("alfworld", 1, tmp_path, "train", str(root), memory)
-    prompts = [c[-2]["content"] for c in pinned]
-    firsts = [p for p in prompts if "Recent history:" not in p]  # each episode's first step
-    assert len(pinned) == len(plain) and len(firsts) < len(prompts)
-    room = firsts[0].split("Current observation:\n")[1].split("Your task is to:")[0].strip()
-    assert room.startswith("You are in the middle of a room.")
-    later = prompts[1:prompts.index(firsts[1])]  # the first episode's later steps
-    assert len(later) >= 2 and all("First observation:\n" + room in p for p in later[1:])
-    assert not any("First observation:" in c[-2]["content"] for c in plain)
-    rows = critique_conversations(1, tmp_path, "train", str(root), memory, seed=0, first_observation=True)
-    assert any("First observation:\n" in row[-2]["content"] for row in rows)
-    assert WarmRecipe(first_observation=True).key() != WarmRecipe().key()
-
-
 def test_warned_records_show_the_first_attempts_warning_and_look_elsewhere(small_bank, tmp_path):
     """tiny-warm's warned draws: the block holds the not-found warning the rule summariser writes of the first
     attempt (the real searching episode cut after its misses), the critique applies it, and the answer is the

@@ -95,27 +95,6 @@ def test_prompts_describe_exactly_the_expected_blocks():
     assert "go to fridge 1" in message
 
 
-def test_a_pinned_first_observation_stays_in_the_prompt_once_the_window_drops_it():
-    """``prompt.first_observation``: the room as first seen is shown at every step the history window no longer
-    holds it, once, and never at the first step (it is the current observation there)."""
-    from expbank.config import MemoryConfig
-    from expbank.training.agent.conversation import step_messages
-
-    pinned = ProtocolSpec.of(MemoryConfig(mode="bank"), "none", first_observation=True)
-    history = [("room with a fridge 1", "go to fridge 1"), ("at fridge 1", "open fridge 1")]
-
-    def user(spec: ProtocolSpec, steps: int, window: int) -> str:
-        return step_messages("alfworld", spec, "put a apple in fridge.", history[:steps], "now", ADMISSIBLE, None,
-                             window)[-1]["content"]
-
-    assert "First observation:\nroom with a fridge 1" in user(pinned, 2, 1)
-    assert "room with a fridge 1" not in user(ProtocolSpec.of(MemoryConfig(mode="bank"), "none"), 2, 1)
-    assert user(pinned, 0, 1) == user(ProtocolSpec.of(MemoryConfig(mode="bank"), "none"), 0, 1)
-    held = user(pinned, 1, 1)  # the window still holds the first step: shown there, not pinned again
-    assert "First observation:" not in held and held.count("room with a fridge 1") == 1
-    assert user(pinned, 2, 0).index("First observation:") < user(pinned, 2, 0).index("Current observation:")
-
-
 def test_prompt_system_none_leaves_only_the_step_message():
     from expbank.config import MemoryConfig
     from expbank.training.agent.conversation import step_messages

@@ -90,7 +90,6 @@ class WarmRecipe:
     guidance_tokens: int = 256
     observation: str = "current"  # memory.observation of the rows: each step's own, or the episode's first
     system: str = "full"  # prompt.system of the rows: full, or none (no system message)
-    first_observation: bool = False  # prompt.first_observation of the rows: the first observation pinned
     # with a bank, the share of expert episodes whose records show only other rooms' entries (ALFWorld), and the
     # share that show an empty block: both teach NONE and acting without memory (0, 0: every record retrieves)
     other_rooms_share: float = 0.0
@@ -157,8 +156,6 @@ class WarmRecipe:
             del fields["sighted_share"]
         if not self.critique_mix_batch_size:  # the default adds nothing (older keys stay)
             del fields["critique_mix_batch_size"]
-        if not self.first_observation:  # the default adds nothing (older keys stay)
-            del fields["first_observation"]
         if self.observation == "current" or self.memory == "none":  # nothing at the default (older keys stay)
             del fields["observation"]
         if self.memory == "none":  # the rendering keys change nothing without memory (and older keys stay)
@@ -206,8 +203,8 @@ def _games_fingerprint(data_dir: str, split: str) -> str:
 
 def expert_conversations(env: str, history_length: int, workdir: Path, split: str = "train",
                          data_dir: str | None = None, memory: MemoryConfig | None = None,
-                         seed: int = 0, system: str = "full", negatives: Negatives = Negatives(),
-                         first_observation: bool = False) -> list[list[dict]]:
+                         seed: int = 0, system: str = "full",
+                         negatives: Negatives = Negatives()) -> list[list[dict]]:
     """The expert's won episodes on ``split`` (of ``data_dir``, default bundled) as rollout-layout
     conversations, with the experience ``memory`` retrieves (default: none), ``negatives`` aside."""
     episodes = _expert_episodes(env, split, data_dir, workdir)
@@ -221,7 +218,7 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
     searches = same_tasks(negatives.search_split) if negatives.search_split is not None else None
     firsts, seconds = map(same_tasks, negatives.warned_splits) if negatives.warned else (None, None)
     memory = memory or MemoryConfig()
-    spec = ProtocolSpec.of(memory, system, first_observation)
+    spec = ProtocolSpec.of(memory, system)
     retrievers: dict[str, Memory | None] = {"own": None, "other": None, "empty": None}
     if memory.mode != "none":
         retrievers["own"] = Memory.from_config(memory, seed)
@@ -258,12 +255,11 @@ def expert_conversations(env: str, history_length: int, workdir: Path, split: st
 
 
 def critique_conversations(history_length: int, workdir: Path, split: str, data_dir: str | None,
-                           memory: MemoryConfig, seed: int, system: str = "full",
-                           first_observation: bool = False) -> list[list[dict]]:
+                           memory: MemoryConfig, seed: int, system: str = "full") -> list[list[dict]]:
     """Every step of the expert's won ALFWorld episodes on ``split`` twice: shown what retrieval finds (in a
     training room, nearly always the room's own entry) and shown only other rooms' entries; the critique
     targets say which applies (``targets.target_blocks``)."""
-    spec = ProtocolSpec.of(memory, system, first_observation)
+    spec = ProtocolSpec.of(memory, system)
     retrievers = (Memory.from_config(memory, seed), other_rooms_memory(memory, seed))
     return [record for episode in _expert_episodes("alfworld", split, data_dir, workdir) if episode.success
             for retriever in retrievers for record in records_from_episode(episode, spec, retriever, history_length)]
@@ -370,13 +366,13 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
         split, data_dir = (recipe.alfworld_split, recipe.alfworld_data) if env == "alfworld" else ("train", None)
         conversations += expert_conversations(env, recipe.history_length, workdir, split, data_dir,
                                               recipe.memory_config(), recipe.seed, recipe.system,
-                                              recipe.negatives(), recipe.first_observation)
+                                              recipe.negatives())
     tokenizer = train_tokenizer([m["content"] for c in conversations for m in c], recipe.vocab_size)
     rows = [tokenize_conversation(tokenizer, c, recipe.max_length) for c in conversations]
     critiques = [tokenize_conversation(tokenizer, c, recipe.max_length, tags=("critique",))
                  for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split,
                                                  recipe.alfworld_data, recipe.memory_config(), recipe.seed,
-                                                 recipe.system, recipe.first_observation)] if recipe.critique_mix_batch_size else []
+                                                 recipe.system)] if recipe.critique_mix_batch_size else []
     staging = out.with_name(out.name + ".partial")
     tokenizer.save_pretrained(staging)
 

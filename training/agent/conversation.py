@@ -65,12 +65,9 @@ def system_prompt(env: str, spec: ProtocolSpec) -> str:
 
 
 def step_message(task: str, history: list[tuple[str, str]], observation: str, admissible: list[str],
-                 experience: str | None = None, first_observation: str | None = None) -> str:
-    """The user message of one step: task, the first observation when pinned, recent (observation, action)
-    pairs, observation, actions."""
+                 experience: str | None = None) -> str:
+    """The user message of one step: task, recent (observation, action) pairs, observation, actions."""
     parts = [f"Task: {task}"]
-    if first_observation:
-        parts.append(f"First observation:\n{first_observation}")
     if history:
         parts.append("Recent history:")
         parts += [f"> observation: {obs}\n> action: {act}" for obs, act in history]
@@ -85,16 +82,13 @@ def step_messages(env: str, spec: ProtocolSpec, task: str, history: list[tuple[s
                   admissible: list[str], experience: str | None, history_length: int) -> list[dict]:
     """The messages of one step up to the policy's (first) reply.
 
-    ``history`` is every (observation, action) pair so far; the last ``history_length`` are shown, and with
-    ``spec.first_observation`` the episode's first observation too once the window no longer holds it (in
-    ALFWorld the room as first seen: the only text that says which room this is, against which the policy
-    can judge an entry's ``situation``). The experience block goes into the user message with fixed
-    retrieval and is left out with agentic retrieval (it follows the policy's query: :func:`after_retrieval`).
+    ``history`` is every (observation, action) pair so far; the last ``history_length`` are shown. The
+    experience block goes into the user message with fixed retrieval and is left out with agentic retrieval
+    (it follows the policy's query: :func:`after_retrieval`).
     """
     inline = experience if spec.uses_memory and not spec.agentic else None
     window = history[-history_length:] if history_length else []
-    pinned = history[0][0] if spec.first_observation and len(history) > len(window) else None
-    user = {"role": "user", "content": step_message(task, window, observation, admissible, inline, pinned)}
+    user = {"role": "user", "content": step_message(task, window, observation, admissible, inline)}
     return [user] if spec.system == "none" else [{"role": "system", "content": system_prompt(env, spec)}, user]
 
 

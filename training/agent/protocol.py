@@ -30,19 +30,17 @@ _OPEN = re.compile(r"<(observe|retrieve|critique|reconstruct|action)>")
 
 @dataclass(frozen=True)
 class ProtocolSpec:
-    """What a policy is shown and asked to write: memory mode, retrieval mode, whether it reconstructs, and
-    the prompt's system message and pinned first observation."""
+    """What a policy is asked to write: memory mode, retrieval mode and whether it reconstructs."""
 
     memory: str = "none"  # none | raw | bank
     retrieval: str = "fixed"  # fixed | agentic
     reconstruct: bool = True
     system: str = "full"  # full | none: the system message (rules, grammar, example) or no system message
-    first_observation: bool = False  # the episode's first observation in every step's prompt (prompt config)
 
     @classmethod
-    def of(cls, memory: MemoryConfig, system: str = "full", first_observation: bool = False) -> ProtocolSpec:
-        """The spec a run's ``memory`` section and ``prompt.system`` / ``prompt.first_observation`` ask for."""
-        return cls(memory.mode, memory.retrieval, memory.reconstruct, system, first_observation)
+    def of(cls, memory: MemoryConfig, system: str = "full") -> ProtocolSpec:
+        """The spec a run's ``memory`` section and ``prompt.system`` ask for."""
+        return cls(memory.mode, memory.retrieval, memory.reconstruct, system)
 
     def __post_init__(self) -> None:
         if self.memory not in ("none", "raw", "bank"):

@@ -115,7 +115,7 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
         meter = UsageMeter(backend)
         settings = RolloutSettings(
             env=config.env.name, split=config.env.split, arm=arm, run_id=run_dir.name,
-            spec=protocol.ProtocolSpec.of(config.memory, config.prompt.system, config.prompt.first_observation),
+            spec=protocol.ProtocolSpec.of(config.memory, config.prompt.system),
             history_length=config.prompt.history_length, temperature=config.decoding.temperature,
             max_new_tokens=config.decoding.max_new_tokens, action=config.decoding.action)
         workers = max(1, min(config.run.episodes_in_flight, len(todo)))

@@ -29,7 +29,7 @@ LM_REPLY_TOKENS = 96
 
 def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: float = 0.0,
              train: dict | None = None, episodes_in_flight: int = 8, render: dict | None = None,
-             system: str = "full", max_new_tokens: int = TINY_REPLY_TOKENS, first_observation: bool = False) -> dict:
+             system: str = "full", max_new_tokens: int = TINY_REPLY_TOKENS) -> dict:
     """The run config (as a tree) of one arm on the held-out households; ``actor`` is ``{"model": ...}`` and,
     for a LoRA policy, ``"adapter"``. ``max_new_tokens`` must fit a reply's four tags in the policy's tokens:
     ``TINY_REPLY_TOKENS`` fits tiny-warm's, a pretrained LM's tokenizer needs ``LM_REPLY_TOKENS``."""
@@ -38,7 +38,7 @@ def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: flo
         "panel": {"seeds": [0]},
         "actor": {"backend": "hf", **{key: str(value) for key, value in actor.items()}},
         "memory": {**(render or RENDER), **memory},
-        "prompt": {"history_length": 1, "system": system, "first_observation": first_observation},
+        "prompt": {"history_length": 1, "system": system},
         "decoding": {"temperature": temperature, "max_new_tokens": max_new_tokens},
         "select": {"split": "dev"},
         "report": {"splits": ["valid_unseen"]},
@@ -52,8 +52,7 @@ def arm_tree(games: Path, actor: dict, memory: dict, seed: int, temperature: flo
 def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, learning_rate: float,
                 render: dict | None = None, system: str = "full", progress: bool = True,
                 other_rooms_share: float = 0.0, empty_share: float = 0.0, search: bool = False,
-                warned_share: float = 0.0, sighted_share: float = 0.0, critique_mix: int = 0,
-                first_observation: bool = False) -> Path:
+                warned_share: float = 0.0, sighted_share: float = 0.0, critique_mix: int = 0) -> Path:
     """A ``tiny-warm`` policy trained from scratch on the training households' expert walkthroughs, shown the
     experience ``memory`` retrieves (``{"mode": "none"}``, or a bank with ``reconstruct`` and ``observation``);
     the shares of episodes shown other rooms' entries or none instead are ``WarmRecipe``'s negatives. With ``search`` those
@@ -63,8 +62,7 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
     answered by the ``warned`` split's second attempt; without memory the same second attempts, no block.
     ``sighted_share`` of the episodes show the sighting of their own walk written as a failed episode's (a bank
     policy only: without memory the draw changes nothing). ``critique_mix`` critique rows (own room's entry or
-    another's, the loss on the critique alone) join every warm-up step of a bank policy that critiques;
-    ``first_observation`` pins the room as first seen in every row's prompt (``prompt.first_observation``)."""
+    another's, the loss on the critique alone) join every warm-up step of a bank policy that critiques."""
     render = render or RENDER
     with_memory = memory.get("mode", "none") != "none"
     # without searching or warned walks, negatives change nothing without memory (the same walk, no block)
@@ -80,8 +78,7 @@ def tiny_policy(games: Path, memory: dict, out: Path, seed: int, steps: int, lea
                         search_split="searches" if search else None, warned_share=warned_share,
                         warned_splits=("searches", "warned") if warned_share else None,
                         sighted_share=sighted_share * with_memory,
-                        critique_mix_batch_size=critique_mix * (with_memory and memory.get("reconstruct", True)),
-                        first_observation=first_observation)
+                        critique_mix_batch_size=critique_mix * (with_memory and memory.get("reconstruct", True)))
     return build_tiny_warm(recipe, out=out, progress=progress)
 
 

@@ -570,7 +570,7 @@ def start_run(config: Config, resume: bool) -> GRPORun:
         if config.select.every:
             selection.write_best(config, run_dir)
     env.close()
-    spec = protocol.ProtocolSpec.of(config.memory, config.prompt.system, config.prompt.first_observation)
+    spec = protocol.ProtocolSpec.of(config.memory, config.prompt.system)
     settings = RolloutSettings(env=config.env.name, split=cfg.split, arm=config.arm_name(), run_id=run_dir.name,
                                spec=spec, history_length=config.prompt.history_length,
                                # GRPO needs diverse groups: greedy decoding (temperature 0) samples at 1.0

@@ -27,7 +27,7 @@ from expbank.trajectory import Episode, episodes_in_id_order
 def build_records(config: Config, trajectories: list[str]) -> tuple[list[list[dict]], list[list[dict]]]:
     """SFT conversations from the successful episodes of ``trajectories``, and the critique rows
     ``sft.critique_share`` asks for (:func:`critique_rows`)."""
-    spec = protocol.ProtocolSpec.of(config.memory, config.prompt.system, config.prompt.first_observation)
+    spec = protocol.ProtocolSpec.of(config.memory, config.prompt.system)
     on_split = config.model_copy(update={"env": config.env.model_copy(update={"split": config.sft.split})})
     memory = open_memory(on_split)
     won = [episode for path in trajectories for episode in episodes_in_id_order(path)
