@@ -608,3 +608,34 @@ def test_a_killed_households_benchmark_stops_the_stage_it_was_running(tmp_path):
         for stage in stages:
             if stage.is_running():
                 stage.kill()  # an orphan of a failed run
+
+
+def test_the_room_match_probe_shows_each_walk_its_own_rooms_entry_and_another_rooms(small_bank, tmp_path):
+    """``scripts/probe_room_match.py`` builds each walk's first-step prompt twice, as SFT does: shown the entry
+    retrieval finds in the room (labelled own) and the one ``memory.rooms: other`` finds; the prompt holds that
+    entry (not an empty block) and ends at the critique's verdict."""
+    import sys
+    from pathlib import Path
+
+    from expbank.training.agent.collect import collect
+    from expbank.training.agent.protocol import ProtocolSpec
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "scripts"))
+    from probe_room_match import first_turns, receptacles
+
+    root, bank = small_bank
+    collect("alfworld", "train", "expert", tmp_path / "train.jsonl", data_dir=str(root), workers=1,
+            max_steps=STEP_LIMIT, progress=False)
+    from expbank.trajectory import read_episodes
+    episodes = [e for e in read_episodes(tmp_path / "train.jsonl") if e.success]
+    turns = first_turns(episodes, bank, ProtocolSpec("bank", system="none"))
+    own = [turn for turn in turns if turn["own"]]
+    other = [turn for turn in turns if not turn["own"]]
+    assert own and len(other) == len(episodes)
+    for turn in turns:
+        prompt = turn["messages"][-1]["content"]
+        assert "<experience>\n[1] situation: You are in the middle of a room." in prompt
+        assert turn["prefix"].endswith("<critique>[1] ")
+        situation = prompt.split("[1] situation: ")[1]
+        room = prompt.split("Current observation:\n")[1]
+        assert (receptacles(situation) == receptacles(room)) == turn["own"] == (turn["jaccard"] == 1.0)
