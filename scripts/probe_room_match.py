@@ -116,14 +116,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/probe-room-match"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(0)
     spec = ProtocolSpec("bank", system="none")
     train_walks = walks(args.games, "train", args.out)
     train_walks = [train_walks[i] for i in sorted(np.random.default_rng(0).permutation(len(train_walks))
                                                   [:args.train_walks])]
     train = first_turns(train_walks, args.bank, spec)
     test = first_turns(walks(args.games, "valid_unseen", args.out), args.bank, spec)
-    if {room for turn in train for room in [turn["room"]]} & {turn["room"] for turn in test}:
+    if {turn["room"] for turn in train} & {turn["room"] for turn in test}:
         raise SystemExit("held-out rooms appear among the training walks: not a held-out probe")
     backend = HFBackend(args.model, adapter=args.adapter)
     train_x, test_x = states(backend, train, "training rooms"), states(backend, test, "held-out rooms")
