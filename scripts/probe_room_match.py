@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +35,9 @@ from expbank.config import MemoryConfig
 from expbank.envs.alfworld.games import room_of
 from expbank.envs.alfworld.households import STEP_LIMIT
 from expbank.training.actors.backends import HFBackend
+from expbank.training.agent.collect import collect
 from expbank.training.agent.protocol import ProtocolSpec
-from expbank.training.agent.retrieve import Memory
+from expbank.training.agent.retrieve import Memory, made_in_room
 from expbank.training.agent.targets import records_from_episode
 from expbank.training.evaluation.households import RENDER
 from expbank.trajectory import read_episodes
@@ -46,11 +46,9 @@ _ROOM = re.compile(r"you see (.*?)\.")
 
 
 def walks(games: Path, split: str, out: Path) -> list:
+    """The expert's won walkthroughs of ``split`` (``collect`` resumes: a rerun plays nothing again)."""
     path = out / f"{split}.jsonl"
-    if not path.exists():
-        subprocess.run(["expbank", "collect", "--env", "alfworld", "--split", split,
-                        "--data", str(games), "--policy", "expert", "--workers", "2", "--max-steps",
-                        str(STEP_LIMIT), "--out", str(path)], check=True)
+    collect("alfworld", split, "expert", path, data_dir=str(games), workers=2, max_steps=STEP_LIMIT)
     return [episode for episode in read_episodes(path) if episode.success]
 
 
@@ -69,7 +67,7 @@ def first_turns(episodes: list, bank: Path, spec: ProtocolSpec) -> list[dict]:
         for episode in episodes:
             entries = memory.retrieve(task=episode.task, observation=episode.steps[0].observation,
                                       task_id=episode.task_id, env="alfworld")
-            own = any(room_of(t) == room_of(episode.task_id) for e in entries for t in e.provenance.task_ids)
+            own = any(made_in_room(entry, room_of(episode.task_id)) for entry in entries)
             if rooms == "any" and not own:
                 continue  # a retrieval miss: neither side of the comparison
             record = records_from_episode(episode, spec, memory, 1, shown=entries)[0]

@@ -619,6 +619,7 @@ def test_the_room_match_probe_shows_each_walk_its_own_rooms_entry_and_another_ro
 
     from expbank.training.agent.collect import collect
     from expbank.training.agent.protocol import ProtocolSpec
+    from expbank.trajectory import read_episodes
 
     sys.path.insert(0, str(Path(__file__).parents[1] / "scripts"))
     from probe_room_match import first_turns, receptacles
@@ -626,7 +627,6 @@ def test_the_room_match_probe_shows_each_walk_its_own_rooms_entry_and_another_ro
     root, bank = small_bank
     collect("alfworld", "train", "expert", tmp_path / "train.jsonl", data_dir=str(root), workers=1,
             max_steps=STEP_LIMIT, progress=False)
-    from expbank.trajectory import read_episodes
     episodes = [e for e in read_episodes(tmp_path / "train.jsonl") if e.success]
     turns = first_turns(episodes, bank, ProtocolSpec("bank", system="none"))
     own = [turn for turn in turns if turn["own"]]

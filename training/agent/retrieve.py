@@ -29,6 +29,11 @@ KINDS_BY_MODE = {"raw": ("trajectory",), "bank": ("strategy", "warning")}
 NO_EXPERIENCE = "<experience>\n(no matching experience)\n</experience>"
 
 
+def made_in_room(entry: Entry, room: str) -> bool:
+    """Whether ``entry`` was made from an episode in ``room`` (ALFWorld's scene: ``games.room_of``)."""
+    return any(room_of(task_id) == room for task_id in entry.provenance.task_ids)
+
+
 class RetrievalError(UserError):
     """The bank service could not be reached or refused a request."""
 
@@ -124,7 +129,7 @@ class Memory:
         room = room_of(task_id) if task_id and self.rooms == "other" else None
 
         def elsewhere(entry: Entry) -> bool:
-            return room is None or all(room_of(t) != room for t in entry.provenance.task_ids)
+            return room is None or not made_in_room(entry, room)
 
         if self.bank is not None:
             hits = search(self.bank, query=query, task=None if query else task,

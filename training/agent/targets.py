@@ -27,10 +27,10 @@ import re
 
 from expbank.bank.entry import Entry
 from expbank.bank.summarise import not_found
-from expbank.envs.alfworld.games import room_of, task_parts
+from expbank.envs.alfworld.games import task_parts
 from expbank.training.agent import conversation
 from expbank.training.agent.protocol import ProtocolSpec
-from expbank.training.agent.retrieve import NO_EXPERIENCE, Memory
+from expbank.training.agent.retrieve import NO_EXPERIENCE, Memory, made_in_room
 from expbank.trajectory import Episode
 
 
@@ -99,7 +99,7 @@ def _alfworld_verdict(entry: Entry, task_type: str, task_id: str, action: str) -
     parts = task_parts(task_id)
     if parts is None:
         return "does not apply: no room to compare", None
-    if parts["room"] not in {room_of(t) for t in entry.provenance.task_ids}:
+    if not made_in_room(entry, parts["room"]):
         return "does not apply: another room", None
     obj = parts["object"].lower()
     missed = not_found(entry)

@@ -15,6 +15,7 @@ from expbank.envs.alfworld.games import room_of
 from expbank.envs.alfworld.households import STEP_LIMIT
 from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm
 from expbank.training.agent.protocol import parse_output
+from expbank.training.agent.retrieve import made_in_room
 from expbank.training.agent.targets import rejects_every_item
 
 # The compact experience block every memory arm sees (docs/training.md, "The households panel").
@@ -102,8 +103,8 @@ def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
             keys = ["all"]
             shown = [bank.get(i) for i in step.get("retrieved") or ()] if bank is not None else []
             if shown and None not in shown:  # (an id this bank does not hold leaves the turn out of the split)
-                rooms = {room_of(task_id) for entry in shown for task_id in entry.provenance.task_ids}
-                keys.append("own" if room_of(episode["task_id"]) in rooms else "other")
+                own = any(made_in_room(entry, room_of(episode["task_id"])) for entry in shown)
+                keys.append("own" if own else "other")
             declined = parsed.reconstruction is None or rejects_every_item(
                 parsed.blocks.get("critique", ""), len(step.get("retrieved") or ()))
             for key in keys:
