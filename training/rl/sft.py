@@ -19,7 +19,7 @@ from expbank.errors import UserError
 from expbank.training.actors.models import load_model
 from expbank.training.agent import protocol, targets
 from expbank.training.agent.retrieve import Memory
-from expbank.training.agent.rows import tokenize_conversation
+from expbank.training.agent.rows import token_weights, tokenize_conversation
 from expbank.training.evaluation.evaluate import open_memory
 from expbank.trajectory import Episode, episodes_in_id_order
 
@@ -75,6 +75,12 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
     for ids, mask in tokenized:
         rows["input_ids"].append(ids)
         rows["assistant_masks"].append(mask)
+    trainer_class = SFTTrainer
+    if cfg.verdict_weight != 1.0:
+        rows["loss_weights"] = [token_weights(loaded.tokenizer, c, cfg.max_length, targets.verdict_words,
+                                              cfg.verdict_weight) for c in conversations + critiques]
+        from expbank.training.rl.weighted_sft import WeightedSFTTrainer
+        trainer_class = WeightedSFTTrainer
     out = Path(out)
     micro = cfg.micro_batch_size or (cfg.batch_size if torch.cuda.is_available() else 1)
     args = SFTConfig(output_dir=str(out / "trainer"), num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate,
@@ -87,7 +93,7 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
     shape = config.train.lora
     peft_config = LoraConfig(r=shape.r, lora_alpha=shape.alpha, task_type="CAUSAL_LM",
                              target_modules=shape.target_modules) if cfg.lora else None
-    trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=Dataset.from_dict(rows),
+    trainer = trainer_class(model=loaded.model, args=args, train_dataset=Dataset.from_dict(rows),
                          processing_class=loaded.tokenizer, peft_config=peft_config)
     trainer.train()
     trainer.model.save_pretrained(out / "model")
