@@ -413,15 +413,6 @@ class SFTConfig(Section):
         "(`memory.rooms: other`), with loss on `<critique>` and `<reconstruct>` alone. The records show a "
         "training room's own entry at the first turn and other rooms' later, so without these rows a policy can "
         "learn to write NONE by turn instead of by room (docs/training.md, \"Critique rows\").")
-    critique_pairs: bool = Field(
-        False, description="Critique rows come in pairs: each turn shown another room's entry and shown its own "
-        "room's (retrieved with the first observation, verdict \"applies\" and the entry's take), so within a "
-        "pair only the entry and the verdict differ; `sft.critique_share` counts rows, half of each kind.")
-    verdict_weight: float = Field(
-        1.0, gt=0, description="Loss weight of the critique's verdict words (\"applies\" / \"does not apply\") "
-        "against 1 for every other trained token, in records and critique rows alike: the verdict is one token "
-        "of ~40 in a reply and decides whether the entry is used (docs/training.md, \"Critique rows\"). 1 is "
-        "TRL's loss.")
 
     @model_validator(mode="after")
     def _micro_batches_fill_a_batch(self) -> SFTConfig:

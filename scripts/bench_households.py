@@ -110,7 +110,7 @@ def render(args: argparse.Namespace) -> dict:
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
-                  "sightings", "sighted_share", "stream_temperature", "critique_mix", "critique_pairs", "verdict_weight")
+                  "sightings", "sighted_share", "stream_temperature", "critique_mix")
 # in OUT/grpo/options.json
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms", "grpo_resample",
                 "practice_food_places")
@@ -118,7 +118,6 @@ GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_room
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
                  "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
                  "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0,
-                 "critique_pairs": False, "verdict_weight": 1.0,
                  "grpo_resample": 0, "practice_food_places": 0}
 
 
@@ -162,16 +161,13 @@ def tiny_policy(args: argparse.Namespace, games: Path, memory: dict, out: Path) 
 
 def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories: Path, out: Path) -> None:
     """SmolLM2 + LoRA through ``expbank sft``, at most ``--sft-steps`` optimiser steps of 8 records (and, for a
-    bank policy with ``--critique-mix N``, N critique rows on average: ``sft.critique_share``; the verdict's
-    loss weight ``--verdict-weight``)."""
+    bank policy with ``--critique-mix N``, N critique rows on average: ``sft.critique_share``)."""
     records = sum(1 for line in trajectories.read_text().splitlines() if line.strip()) * 4.5  # ~steps per game
     share = args.critique_mix / 8 if memory["mode"] != "none" else 0.0
     batch = 8 + round(8 * share)
     tree = eval_config(args, games, {"model": args.model}, memory)
     tree["sft"] = {"trajectories": [str(trajectories)], "split": "train", "batch_size": batch,
                    "learning_rate": args.sft_learning_rate, "critique_share": share,
-                   "critique_pairs": args.critique_pairs,
-                   "verdict_weight": args.verdict_weight if memory["mode"] != "none" else 1.0,
                    "epochs": min(1.0, args.sft_steps * batch / (records * (1 + share))), "max_length": 1536}
     out.parent.mkdir(parents=True, exist_ok=True)
     config = write_yaml(out.parent / f"{out.name}.yaml", tree)
@@ -323,11 +319,6 @@ def main() -> None:
                         "own room's entry or another room's, half each, loss on the critique alone; SmolLM2: turns "
                         "before the take shown other rooms' entries, loss on critique and reconstruction "
                         "(sft.critique_share N/8, batch 8 + N)")
-    parser.add_argument("--critique-pairs", action="store_true", help="SmolLM2: the --critique-mix rows come "
-                        "in pairs, each turn shown another room's entry and its own room's (sft.critique_pairs)")
-    parser.add_argument("--verdict-weight", type=float, default=1.0, help="SmolLM2 bank policies: loss weight "
-                        "of the critique's verdict words against 1 for every other trained token "
-                        "(sft.verdict_weight)")
     parser.add_argument("--observation", choices=["current", "first"], default="current",
                         help="memory.observation of every bank arm, in SFT records and evaluation alike: each "
                         "step retrieves with its own observation, or with the episode's first (the room)")
@@ -347,13 +338,6 @@ def main() -> None:
             or args.sighted_share) and not args.small:
         parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share and --sighted-share "
                      "train tiny-warm policies: add --small")
-    if (args.verdict_weight != 1.0 or args.critique_pairs) and args.small:
-        parser.error("--verdict-weight and --critique-pairs set SmolLM2's SFT (expbank sft); tiny-warm policies "
-                     "train their own way: drop --small")
-    if args.critique_pairs and not args.critique_mix:
-        parser.error("--critique-pairs pairs the --critique-mix rows: set --critique-mix")
-    if args.verdict_weight <= 0:
-        parser.error(f"--verdict-weight must be above 0 (got {args.verdict_weight})")
     if (args.sightings or args.stream_temperature) and not args.online:
         parser.error("--sightings and --stream-temperature set the --online streams: add --online")
     if args.practice_rooms < 1:
@@ -475,8 +459,7 @@ def main() -> None:
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
                              "action": args.action, "observation": args.observation, "sightings": args.sightings,
                              "sighted_share": args.sighted_share, "stream_temperature": args.stream_temperature,
-                             "critique_mix": args.critique_mix, "critique_pairs": args.critique_pairs,
-                             "verdict_weight": args.verdict_weight,
+                             "critique_mix": args.critique_mix,
                              "constructed_panel": True}
     if grpo_arms:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms,
@@ -493,8 +476,6 @@ def main() -> None:
              f"{f', warned {args.warned_share}' if args.warned_share else ''}"
              f"{f', sighted {args.sighted_share}' if args.sighted_share else ''}"
              f"{f', critique rows {args.critique_mix} a step' if args.critique_mix else ''}"
-             f"{' in own/other pairs' if args.critique_pairs else ''}"
-             f"{f', verdict weight {args.verdict_weight:g}' if args.verdict_weight != 1.0 else ''}"
              f"{', scored actions' if args.action == 'scored' else ''}"
              f"{', retrieval with the first observation' if args.observation == 'first' else ''}), "
              "no-memory ceiling "

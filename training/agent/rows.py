@@ -12,8 +12,6 @@ with the fast tokenizer's offsets.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 
 def _render(tokenizer, messages: list[dict], generation_prompt: bool) -> str:
     return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
@@ -52,16 +50,3 @@ def tokenize_conversation(tokenizer, messages: list[dict], max_length: int | Non
     if max_length is not None and len(ids) > max_length:
         ids, mask = ids[-max_length:], mask[-max_length:]
     return ids, mask
-
-
-def token_weights(tokenizer, messages: list[dict], max_length: int | None,
-                  stressed: Callable[[str], list[tuple[int, int]]], weight: float) -> list[float]:
-    """A loss weight for each token of :func:`tokenize_conversation`'s row: ``weight`` on the tokens that overlap
-    a character span ``stressed`` returns for the rendered text inside an assistant reply, 1 on every other
-    token (the loss multiplies it into the masked tokens' terms, so off the mask it does nothing)."""
-    text, spans = assistant_spans(tokenizer, messages)
-    marked = [(start, end) for start, end in stressed(text) if any(a <= start < b for a, b in spans)]
-    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-    weights = [weight if any(begin < end and finish > start for start, end in marked) else 1.0
-               for begin, finish in offsets]
-    return weights[-max_length:] if max_length is not None else weights

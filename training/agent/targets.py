@@ -81,12 +81,6 @@ def rejects_every_item(critique: str, shown: int) -> bool:
     return shown > 0 and all(verdicts.get(i) == "does not apply" for i in range(1, shown + 1))
 
 
-def verdict_words(text: str) -> list[tuple[int, int]]:
-    """Character spans of the verdict words ("applies", "does not apply") in ``text``: the one decision the
-    critique makes about each item, which ``sft.verdict_weight`` stresses in the loss."""
-    return [match.span(2) for match in _VERDICT.finditer(text)]
-
-
 _TAKE = re.compile(r"^take (?P<obj>.+?) \d+ from (?P<place>.+)$")
 
 

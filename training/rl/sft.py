@@ -4,13 +4,11 @@ The records are built by ``agent/targets.py`` in the rollout's exact message lay
 and template answers for each of its five stages); rows are tokenised by ``agent/rows.py`` (the same masking
 as GRPO) and trained with TRL's ``SFTTrainer``, with loss on assistant tokens only; LoRA or full fine-tuning.
 With ``sft.critique_share`` (ALFWorld, a bank) critique rows join them: turns shown only other rooms' entries,
-with loss on the critique and reconstruction alone (:func:`critique_rows`); with ``sft.critique_pairs`` each
-such turn comes twice, shown another room's entry and its own room's, so the verdict is all that differs.
+with loss on the critique and reconstruction alone (:func:`critique_rows`).
 """
 
 from __future__ import annotations
 
-import math
 import random
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from expbank.errors import UserError
 from expbank.training.actors.models import load_model
 from expbank.training.agent import protocol, targets
 from expbank.training.agent.retrieve import Memory
-from expbank.training.agent.rows import token_weights, tokenize_conversation
+from expbank.training.agent.rows import tokenize_conversation
 from expbank.training.evaluation.evaluate import open_memory
 from expbank.trajectory import Episode, episodes_in_id_order
 
@@ -41,26 +39,20 @@ def build_records(config: Config, trajectories: list[str]) -> tuple[list[list[di
     if memory is None or config.env.name != "alfworld" or "critique" not in spec.tags():
         raise UserError("sft.critique_share needs ALFWorld, a bank (memory.mode) and the critique stage")
     other = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": "other"})}))
-    shown = [other]
-    if config.sft.critique_pairs:  # each turn also shown its own room's entry, found with the room as first seen
-        shown.append(open_memory(on_split.model_copy(
-            update={"memory": config.memory.model_copy(update={"observation": "first"})})))
-    pool = [list(turn) for episode in won for turn in zip(
-        *(critique_rows(episode, spec, memory, config.prompt.history_length) for memory in shown), strict=True)]
+    pool = [row for episode in won for row in critique_rows(episode, spec, other, config.prompt.history_length)]
     random.Random(config.run.seed).shuffle(pool)
     wanted = round(config.sft.critique_share * len(conversations))
-    rows = [row for i in range(math.ceil(wanted / len(shown))) for row in pool[i % len(pool)]] if pool else []
-    return conversations, rows[:wanted]
+    return conversations, [pool[i % len(pool)] for i in range(wanted)] if pool else []
 
 
-def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, memory: Memory,
+def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, other_rooms: Memory,
                   history_length: int) -> list[list[dict]]:
-    """The turns of a won ALFWorld episode before it takes its goal object, shown what ``memory`` finds: with
-    ``rooms: other`` (never the episode's own room) the critique says "another room" and the reconstruction
-    NONE; with the first observation, mostly the room's own entry and its take."""
+    """The turns of a won ALFWorld episode before it takes its goal object, shown what ``other_rooms`` (a
+    retrieval that never shows the episode's own room) finds: the critique says "another room", the
+    reconstruction NONE."""
     take = first_take(episode)
     before = episode.model_copy(update={"steps": episode.steps[:take]})  # (None keeps every step)
-    return targets.records_from_episode(before, spec, memory, history_length)
+    return targets.records_from_episode(before, spec, other_rooms, history_length)
 
 
 def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool = True) -> Path:
@@ -83,12 +75,6 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
     for ids, mask in tokenized:
         rows["input_ids"].append(ids)
         rows["assistant_masks"].append(mask)
-    trainer_class = SFTTrainer
-    if cfg.verdict_weight != 1.0:
-        rows["loss_weights"] = [token_weights(loaded.tokenizer, c, cfg.max_length, targets.verdict_words,
-                                              cfg.verdict_weight) for c in conversations + critiques]
-        from expbank.training.rl.weighted_sft import WeightedSFTTrainer
-        trainer_class = WeightedSFTTrainer
     out = Path(out)
     micro = cfg.micro_batch_size or (cfg.batch_size if torch.cuda.is_available() else 1)
     args = SFTConfig(output_dir=str(out / "trainer"), num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate,
@@ -101,7 +87,7 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
     shape = config.train.lora
     peft_config = LoraConfig(r=shape.r, lora_alpha=shape.alpha, task_type="CAUSAL_LM",
                              target_modules=shape.target_modules) if cfg.lora else None
-    trainer = trainer_class(model=loaded.model, args=args, train_dataset=Dataset.from_dict(rows),
+    trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=Dataset.from_dict(rows),
                          processing_class=loaded.tokenizer, peft_config=peft_config)
     trainer.train()
     trainer.model.save_pretrained(out / "model")
