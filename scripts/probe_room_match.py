@@ -67,7 +67,8 @@ def first_turns(episodes: list, bank: Path, spec: ProtocolSpec) -> list[dict]:
         for episode in episodes:
             entries = memory.retrieve(task=episode.task, observation=episode.steps[0].observation,
                                       task_id=episode.task_id, env="alfworld")
-            own = any(made_in_room(entry, room_of(episode.task_id)) for entry in entries)
+            room = room_of(episode.task_id)
+            own = any(made_in_room(entry, room) for entry in entries)
             if rooms == "any" and not own:
                 continue  # a retrieval miss: neither side of the comparison
             record = records_from_episode(episode, spec, memory, 1, shown=entries)[0]

@@ -94,6 +94,7 @@ def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
     counts = {"all": [0, 0], "own": [0, 0], "other": [0, 0]}  # turns, declined
     for line in (run_dir / "episodes.jsonl").read_text().splitlines():
         episode = json.loads(line)
+        room = room_of(episode["task_id"])
         for step in episode["steps"]:
             if step["action"].startswith("take "):
                 break
@@ -103,8 +104,7 @@ def critique_diagnostic(run_dir: Path, bank: Bank | None = None) -> dict:
             keys = ["all"]
             shown = [bank.get(i) for i in step.get("retrieved") or ()] if bank is not None else []
             if shown and None not in shown:  # (an id this bank does not hold leaves the turn out of the split)
-                own = any(made_in_room(entry, room_of(episode["task_id"])) for entry in shown)
-                keys.append("own" if own else "other")
+                keys.append("own" if any(made_in_room(entry, room) for entry in shown) else "other")
             declined = parsed.reconstruction is None or rejects_every_item(
                 parsed.blocks.get("critique", ""), len(step.get("retrieved") or ()))
             for key in keys:
