@@ -186,6 +186,11 @@ class DecodingConfig(Section):
         "action is scored by the probability the policy gives it there and the likeliest is taken (at "
         "`temperature` > 0 one is drawn from their softmax; docs/design.md §5), so a small policy cannot act "
         "outside the admissible list.")
+    verdict: Literal["generated", "head"] = Field(
+        "generated", description="`generated`: the critique's verdicts are what the policy writes; `head` "
+        "(evaluation, `actor.backend: hf`, a policy trained with `sft.verdict_head`): a linear head on the "
+        "policy's hidden state decides each item's \"applies\" or \"does not apply\" and the policy writes the "
+        "rest of its reply after the head's words (docs/training.md, \"The verdict head\").")
 
 
 class RewardConfig(Section):
@@ -413,6 +418,17 @@ class SFTConfig(Section):
         "(`memory.rooms: other`), with loss on `<critique>` and `<reconstruct>` alone. The records show a "
         "training room's own entry at the first turn and other rooms' later, so without these rows a policy can "
         "learn to write NONE by turn instead of by room (docs/training.md, \"Critique rows\").")
+    verdict_head: bool = Field(
+        False, description="After training, fit a verdict head (a logistic regression on one hidden layer at "
+        "each critiqued item's verdict) on the training records, with every won episode's turns before its take "
+        "also shown other rooms' entries (ALFWorld), and save it beside the model as `verdict_head.json`; "
+        "`decoding.verdict: head` uses it (docs/training.md, \"The verdict head\").")
+    verdict_head_layer: int = Field(
+        -2, description="The hidden layer the verdict head reads (0: the embeddings; negative counts from the "
+        "last; -2 is SmolLM2-135M's layer 29 of 30, the best of a probe's layers).")
+    verdict_head_rows: int = Field(
+        400, ge=2, description="At most this many rows fit the head, half of each verdict where there are "
+        "enough (a seeded draw; each row is one forward pass).")
 
     @model_validator(mode="after")
     def _micro_batches_fill_a_batch(self) -> SFTConfig:
@@ -444,6 +460,14 @@ class Config(Section):
         if self.decoding.action == "scored" and self.actor.backend != "hf":
             raise ValueError(f"decoding.action=scored needs actor.backend=hf (the {self.actor.backend} backend "
                              "returns text, not the probability of each admissible action)")
+        return self
+
+    @model_validator(mode="after")
+    def _verdict_head_needs_hidden_states(self) -> Config:
+        """Only a local model exposes the hidden state the head reads."""
+        if self.decoding.verdict == "head" and self.actor.backend != "hf":
+            raise ValueError(f"decoding.verdict=head needs actor.backend=hf (the {self.actor.backend} backend "
+                             "returns text, not hidden states)")
         return self
 
     @model_validator(mode="after")

@@ -110,14 +110,14 @@ def render(args: argparse.Namespace) -> dict:
 
 RECIPE_OPTIONS = ("seed", "small", "sft_steps", "sft_learning_rate", "model", "train_households", "k", "system",
                   "other_rooms_share", "empty_share", "search_negatives", "warned_share", "action", "observation",
-                  "sightings", "sighted_share", "stream_temperature", "critique_mix")
+                  "sightings", "sighted_share", "stream_temperature", "critique_mix", "verdict")
 # in OUT/grpo/options.json
 GRPO_OPTIONS = ("grpo_steps", "grpo_tasks", "grpo_learning_rate", "practice_rooms", "grpo_resample",
                 "practice_food_places")
 # a folder made before these options existed used these values
 LATER_OPTIONS = {"other_rooms_share": 0.0, "empty_share": 0.0, "search_negatives": False, "warned_share": 0.0,
                  "action": "generated", "practice_rooms": PRACTICE_HOUSEHOLDS, "observation": "current",
-                 "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0,
+                 "sightings": False, "sighted_share": 0.0, "stream_temperature": 0.0, "critique_mix": 0, "verdict": "generated",
                  "grpo_resample": 0, "practice_food_places": 0}
 
 
@@ -136,13 +136,14 @@ def keep_options(out: Path, options: dict) -> None:
 
 
 def eval_config(args: argparse.Namespace, games: Path, actor: dict, memory: dict, temperature: float = 0.0,
-                train: dict | None = None) -> dict:
-    """An arm's config; an evaluation's (no ``train``) takes its actions as ``--action`` says."""
+                train: dict | None = None, verdict: str = "generated") -> dict:
+    """An arm's config; an evaluation's (no ``train``) takes its actions as ``--action`` says and its critique's
+    verdicts as ``verdict`` does."""
     tree = households.arm_tree(games, actor, memory, args.seed, temperature, train, render=render(args),
                                system=args.system, max_new_tokens=households.TINY_REPLY_TOKENS if args.small
                                else households.LM_REPLY_TOKENS)
     if train is None:
-        tree["decoding"]["action"] = args.action
+        tree["decoding"] |= {"action": args.action, "verdict": verdict}
     return tree
 
 
@@ -168,7 +169,8 @@ def lm_policy(args: argparse.Namespace, games: Path, memory: dict, trajectories:
     tree = eval_config(args, games, {"model": args.model}, memory)
     tree["sft"] = {"trajectories": [str(trajectories)], "split": "train", "batch_size": batch,
                    "learning_rate": args.sft_learning_rate, "critique_share": share,
-                   "epochs": min(1.0, args.sft_steps * batch / (records * (1 + share))), "max_length": 1536}
+                   "epochs": min(1.0, args.sft_steps * batch / (records * (1 + share))), "max_length": 1536,
+                   "verdict_head": args.verdict == "head" and memory["mode"] != "none"}
     out.parent.mkdir(parents=True, exist_ok=True)
     config = write_yaml(out.parent / f"{out.name}.yaml", tree)
     expbank("sft", str(config), f"run.dir={out}")
@@ -325,6 +327,10 @@ def main() -> None:
     parser.add_argument("--action", choices=["generated", "scored"], default="generated",
                         help="every evaluation's decoding.action: scored takes the admissible action the policy "
                         "finds likeliest after its reply (docs/design.md §5); training is unchanged")
+    parser.add_argument("--verdict", choices=["generated", "head"], default="generated",
+                        help="SmolLM2: head fits a verdict head on the sft-bank policy (sft.verdict_head) and its "
+                        "arms (sft-bank, sft-bank-other) evaluate with decoding.verdict: head, a linear readout "
+                        "of the policy's hidden state deciding each critique verdict (docs/training.md)")
     parser.add_argument("--sightings", action="store_true", help="--online: the online bank's rule summariser also "
                         "writes where each object an episode saw lay, and the bank retires what episodes disproved "
                         "or superseded (train.bank.sightings, retire_disproved)")
@@ -338,6 +344,8 @@ def main() -> None:
             or args.sighted_share) and not args.small:
         parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share and --sighted-share "
                      "train tiny-warm policies: add --small")
+    if args.verdict == "head" and args.small:
+        parser.error("--verdict head fits its head through expbank sft (SmolLM2); tiny-warm policies have none")
     if (args.sightings or args.stream_temperature) and not args.online:
         parser.error("--sightings and --stream-temperature set the --online streams: add --online")
     if args.practice_rooms < 1:
@@ -446,7 +454,9 @@ def main() -> None:
         (out / "online.json").write_text(json.dumps(online, indent=2) + "\n")
         (out / "online.md").write_text(online_text(online))
     for name, (model, memory) in arms.items():
-        config = write_yaml(out / "configs" / f"{name}.yaml", eval_config(args, games, policies[model], memory))
+        verdict = args.verdict if model == "sft-bank" else "generated"  # the head was fitted on sft-bank
+        config = write_yaml(out / "configs" / f"{name}.yaml",
+                            eval_config(args, games, policies[model], memory, verdict=verdict))
         step(f"eval {name}", out / "arms" / name / "summary.json",
              lambda c=config, n=name: expbank("eval", str(c), f"run.dir={out / 'arms' / n}"))
     bar.close()
@@ -459,7 +469,7 @@ def main() -> None:
                              "search_negatives": args.search_negatives, "warned_share": args.warned_share,
                              "action": args.action, "observation": args.observation, "sightings": args.sightings,
                              "sighted_share": args.sighted_share, "stream_temperature": args.stream_temperature,
-                             "critique_mix": args.critique_mix,
+                             "critique_mix": args.critique_mix, "verdict": args.verdict,
                              "constructed_panel": True}
     if grpo_arms:  # the GRPO arms also trained in the practice rooms
         summary["households"]["no_memory_ceiling_with_practice"] = no_memory_ceiling(recipe, args.practice_rooms,
@@ -477,6 +487,7 @@ def main() -> None:
              f"{f', sighted {args.sighted_share}' if args.sighted_share else ''}"
              f"{f', critique rows {args.critique_mix} a step' if args.critique_mix else ''}"
              f"{', scored actions' if args.action == 'scored' else ''}"
+             f"{', verdicts by a head on the hidden state' if args.verdict == 'head' else ''}"
              f"{', retrieval with the first observation' if args.observation == 'first' else ''}), "
              "no-memory ceiling "
              f"{100 * summary['households']['no_memory_ceiling']['rate']:.1f}%", ""]

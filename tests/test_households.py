@@ -639,3 +639,73 @@ def test_the_room_match_probe_shows_each_walk_its_own_rooms_entry_and_another_ro
         situation = prompt.split("[1] situation: ")[1]
         room = prompt.split("Current observation:\n")[1]
         assert (receptacles(situation) == receptacles(room)) == turn["own"] == (turn["jaccard"] == 1.0)
+
+
+def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes_the_rest(small_bank, tmp_path):
+    """``sft.verdict_head``: ``expbank sft`` fits a linear head on the trained policy's hidden state at each
+    critiqued item's verdict (rows of both verdicts, the other rooms' turns included) and saves it beside the
+    adapter; the fit reproduces its own rows (a head reading the wrong position sees one state for all).
+    ``decoding.verdict: head`` on the real engine: a head that always rejects makes every item's verdict "does not
+    apply" and one that always accepts "applies", the policy writing what follows; a policy without a head file
+    is refused."""
+    import dataclasses
+
+    import numpy as np
+
+    from expbank import envs
+    from expbank.config import Config
+    from expbank.envs.pool import EnvPool
+    from expbank.errors import UserError
+    from expbank.training.actors.backends import HFBackend
+    from expbank.training.agent.collect import collect
+    from expbank.training.agent.protocol import ProtocolSpec
+    from expbank.training.agent.retrieve import Memory
+    from expbank.training.agent.rollout import RolloutJob, RolloutSettings, rollout
+    from expbank.training.agent.verdict import VerdictHead, verdict_prefix, written_verdict
+    from expbank.training.evaluation.evaluate import verdict_head
+    from expbank.training.evaluation.households import arm_tree, tiny_policy
+    from expbank.training.rl.sft import sft, verdict_rows
+
+    root, bank = small_bank
+    walks = tmp_path / "train.jsonl"
+    collect("alfworld", "train", "expert", walks, data_dir=str(root), workers=1, max_steps=STEP_LIMIT,
+            progress=False)
+    memory = {"mode": "bank", "bank": str(bank)}
+    render = {"k": 1, "source_chars": 0, "guidance_tokens": 48}
+    warm = tiny_policy(root, memory, tmp_path / "warm", seed=0, steps=60, learning_rate=1e-3, render=render,
+                       system="none", progress=False)
+    tree = arm_tree(root, {"model": str(warm)}, memory, seed=0, system="none", render=render)
+    tree["sft"] = {"trajectories": [str(walks)], "verdict_head": True, "verdict_head_rows": 24, "epochs": 0.2}
+    config = Config.model_validate(tree)
+    rows = verdict_rows(config, [str(walks)])
+    assert len(rows[0]) == 24 and sum(rows[2]) == 12, "half of each verdict"
+    assert all(prefix.endswith("<critique>[1]") for prefix in rows[1])
+    adapter = sft(config, [str(walks)], tmp_path / "sft", progress=False)
+    head = VerdictHead.load(adapter)
+    backend = HFBackend(str(warm), adapter=str(adapter))
+    fitted = head.applies(backend.hidden_states(rows[0], rows[1], head.layer))
+    assert np.mean(fitted == np.array(rows[2])) >= 0.9
+
+    spec = ProtocolSpec("bank", system="none")
+    bank_memory = Memory.from_config(Config.model_validate(tree).memory, seed=0)
+    for intercept, words in ((-5.0, "does not apply"), (5.0, "applies")):
+        forced = dataclasses.replace(head, coef=[0.0] * len(head.coef), intercept=intercept)
+        settings = RolloutSettings(env="alfworld", spec=spec, history_length=1, max_new_tokens=64,
+                                   split="valid_unseen", verdict_head=forced)
+        jobs = [RolloutJob(f"head-{i}", task_id, 0)
+                for i, task_id in enumerate(envs.task_ids("alfworld", "valid_unseen", data_dir=str(root)))]
+        with EnvPool("alfworld", "valid_unseen", str(root), workers=2, max_steps=STEP_LIMIT) as pool:
+            results = list(rollout(backend, pool, jobs, settings, bank_memory))
+        outputs = [step["output"] for result in results for step in result.record["steps"]]
+        judged = [(output, prefix) for output in outputs if (prefix := verdict_prefix(output, 1)) is not None]
+        assert len(judged) >= len(outputs) // 2, "the warmed policy writes a critique"
+        assert all(written_verdict(output, prefix) == words for output, prefix in judged)
+        assert all(len(output) > len(f"{prefix} {words}") for output, prefix in judged), "the policy wrote on"
+        assert sum("</action>" in output for output, _ in judged) >= len(judged) / 2, "(60 steps: mostly whole)"
+        if words == "does not apply":
+            assert sum(result.stats.head_verdicts for result in results) > 0
+
+    tree["actor"]["adapter"] = str(warm)  # a folder with no head in it
+    tree["decoding"]["verdict"] = "head"
+    with pytest.raises(UserError, match="verdict_head.json: not found"):
+        verdict_head(Config.model_validate(tree))

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from expbank.bank.summarise import make_summariser
 from expbank.chat import UsageCounter
 from expbank.config import ActorConfig, LivingBankConfig
@@ -85,9 +87,10 @@ class HFBackend:
 
     def generate_tokens(self, messages: list[list[dict]], temperature: float = 0.0, max_new_tokens: int = 128,
                         stop: list[str] | None = None, seed: int | None = None, logprobs: bool = True,
-                        **_: Any) -> list[Generation]:
+                        prefixes: list[str] | None = None, **_: Any) -> list[Generation]:
         """Generate one reply per conversation in batches; stop strings end a reply early. ``logprobs=False``
-        skips the full-vocabulary scores of every generated position (``generate`` needs only the text)."""
+        skips the full-vocabulary scores of every generated position (``generate`` needs only the text). With
+        ``prefixes``, each reply continues its prefix (the returned text is what follows it)."""
         import torch
 
         stop = [ACTION_STOP] if stop is None else list(stop)
@@ -99,8 +102,9 @@ class HFBackend:
         size = self.batch_size or max(1, len(messages))
         for start in range(0, len(messages), size):
             batch = messages[start: start + size]
-            prompts = [self.tokenizer(self.render(conversation), add_special_tokens=False)["input_ids"]
-                       for conversation in batch]
+            heads = prefixes[start: start + size] if prefixes is not None else [""] * len(batch)
+            prompts = [self.tokenizer(self.render(conversation) + head, add_special_tokens=False)["input_ids"]
+                       for conversation, head in zip(batch, heads, strict=True)]
             ids, attention, cache = self._prefill(prompts)
             sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
             with torch.no_grad():
@@ -165,6 +169,21 @@ class HFBackend:
                                           torch.tensor(tail[1:], device=device)].sum())
                            for r, tail in enumerate(tails)])
         return scores
+
+    def hidden_states(self, messages: list[list[dict]], prefixes: list[str], layer: int) -> Any:
+        """Per conversation, hidden state ``layer`` (0: the embeddings) at the last token of its reply
+        ``prefix``, as a (conversations × hidden) float array: what ``decoding.verdict: head`` reads."""
+        import torch
+
+        rows = []
+        with torch.no_grad():
+            for conversation, prefix in zip(messages, prefixes, strict=True):
+                ids = self.tokenizer(self.render(conversation) + prefix, add_special_tokens=False)["input_ids"]
+                out = self.model(input_ids=torch.tensor([ids], device=self.model.device), output_hidden_states=True,
+                                 logits_to_keep=1)
+                rows.append(out.hidden_states[layer][0, -1].float().cpu().numpy())
+                self.usage.prompt_tokens += len(ids)
+        return np.stack(rows)
 
     def _prefill(self, prompts: list[list[int]]) -> tuple[Any, Any, Any]:
         """The batch's ids and attention mask, and a cache holding the keys and values of every prompt token

@@ -29,6 +29,7 @@ from expbank.envs.pool import EnvPool, WorkerError
 from expbank.training.agent import conversation, protocol
 from expbank.training.agent.act import choose_action
 from expbank.training.agent.retrieve import Memory, RetrievalError
+from expbank.training.agent.verdict import APPLIES, REJECTS, VerdictHead, verdict_prefix, written_verdict
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class RolloutSettings:
     run_id: str = "eval"
     split: str = "valid_unseen"
     action: str = "generated"  # decoding.action: generated | scored (the backend scores admissible actions)
+    verdict_head: VerdictHead | None = None  # decoding.verdict: head (agent/verdict.py)
 
 
 @dataclass
@@ -65,6 +67,7 @@ class TurnStats:
     reconstruct_turns: int = 0
     format_violations: int = 0
     rescored_actions: int = 0  # decoding.action=scored: turns whose written action was not the one taken
+    head_verdicts: int = 0  # decoding.verdict=head: verdicts the head wrote over the policy's own
     turns: int = 0
     format_score: float = 0.0
     source_similarities: list[float] = field(default_factory=list)
@@ -124,11 +127,13 @@ def _messages(settings: RolloutSettings, live: _Live, experience: str | None) ->
 
 
 def _generate(backend, conversations: list[list[dict]], settings: RolloutSettings, stop: list[str],
-              seed: int, lives: list[_Live]) -> list[str] | Exception:
-    """One batched call; each episode's share of what it cost (the backend's ``last_usage``) goes to it."""
+              seed: int, lives: list[_Live], prefixes: list[str] | None = None) -> list[str] | Exception:
+    """One batched call (each reply continuing its ``prefixes`` entry, if given); each episode's share of what it
+    cost (the backend's ``last_usage``) goes to it."""
+    extra = {"prefixes": prefixes} if prefixes is not None else {}
     try:
         replies = backend.generate(conversations, temperature=settings.temperature,
-                                   max_new_tokens=settings.max_new_tokens, stop=stop, seed=seed)
+                                   max_new_tokens=settings.max_new_tokens, stop=stop, seed=seed, **extra)
     except Exception as err:  # recorded on every episode of the batch; the run goes on
         return err
     usage = getattr(backend, "last_usage", None) or []
@@ -137,6 +142,39 @@ def _generate(backend, conversations: list[list[dict]], settings: RolloutSetting
         live.usage.completion_tokens += used.completion_tokens
         live.usage.calls += used.calls
         live.usage.retries += used.retries
+    return replies
+
+
+def _head_verdicts(backend, conversations: list[list[dict]], replies: list[str], shown: list[int],
+                   lives: list[_Live], settings: RolloutSettings, seed: int) -> list[str] | Exception:
+    """``decoding.verdict: head`` (``agent/verdict.py``): item by item, the head reads the policy's state after
+    ``[i]`` in its critique; where the reply wrote the other verdict, it is cut there, the head's words are put
+    in and the policy writes the rest again (one batched call per item that changed any reply)."""
+    head = settings.verdict_head
+    replies = list(replies)
+    for item in range(1, max(shown, default=0) + 1):
+        rows = [(i, prefix) for i, reply in enumerate(replies)
+                if item <= shown[i] and (prefix := verdict_prefix(reply, item)) is not None]
+        if not rows:
+            continue
+        try:
+            states = backend.hidden_states([conversations[i] for i, _ in rows], [p for _, p in rows], head.layer)
+        except Exception as err:  # recorded on every episode of the batch, like a generation failure
+            return err
+        redo = []
+        for (i, prefix), applies in zip(rows, head.applies(states), strict=True):
+            words = APPLIES if applies else REJECTS
+            if written_verdict(replies[i], prefix) != words:
+                redo.append((i, f"{prefix} {words}"))
+                lives[i].stats.head_verdicts += 1
+        if not redo:
+            continue
+        rest = _generate(backend, [conversations[i] for i, _ in redo], settings, [protocol.ACTION_STOP], seed,
+                         [lives[i] for i, _ in redo], prefixes=[prefix for _, prefix in redo])
+        if isinstance(rest, Exception):
+            return rest
+        for (i, prefix), text in zip(redo, rest, strict=True):
+            replies[i] = prefix + text
     return replies
 
 
@@ -198,6 +236,9 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
             return errors
         second = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed + 1,
                            [lives[s] for s in kept])
+        if settings.verdict_head is not None and not isinstance(second, Exception):
+            second = _head_verdicts(backend, conversations, second, [len(shown[s][1]) for s in kept],
+                                    [lives[s] for s in kept], settings, turn_seed + 2)
         if isinstance(second, Exception):
             return errors | {s: f"backend error: {second}" for s in kept}
         if settings.action == "scored":
@@ -215,6 +256,9 @@ def _policy_turns(backend, memory: Memory | None, settings: RolloutSettings, liv
     if not kept:
         return errors
     replies = _generate(backend, conversations, settings, [protocol.ACTION_STOP], turn_seed, [lives[s] for s in kept])
+    if settings.verdict_head is not None and not isinstance(replies, Exception):
+        replies = _head_verdicts(backend, conversations, replies, [len(shown[s]) for s in kept],
+                                 [lives[s] for s in kept], settings, turn_seed + 1)
     if isinstance(replies, Exception):
         return errors | {s: f"backend error: {replies}" for s in kept}
     if settings.action == "scored":

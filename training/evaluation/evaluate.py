@@ -29,6 +29,8 @@ from expbank.training.actors.models import with_default_bank
 from expbank.training.agent import protocol
 from expbank.training.agent.retrieve import Memory
 from expbank.training.agent.rollout import RolloutJob, RolloutSettings, rollout
+from expbank.training.agent.verdict import FILE as VERDICT_HEAD_FILE
+from expbank.training.agent.verdict import VerdictHead
 from expbank.training.evaluation import online
 from expbank.training.evaluation.report import write_report
 from expbank.training.runs import fingerprint, prepare_run_dir, write_json
@@ -83,6 +85,18 @@ def _rewrite_in_order(path: Path, order: list[str]) -> None:
     os.replace(tmp, path)
 
 
+def verdict_head(config: Config) -> VerdictHead | None:
+    """``decoding.verdict: head``: the head ``expbank sft`` saved beside the policy (its adapter, or its model
+    folder when fully fine-tuned)."""
+    if config.decoding.verdict != "head":
+        return None
+    folder = Path(config.actor.adapter or config.actor.model)
+    if not (folder / VERDICT_HEAD_FILE).is_file():
+        raise UserError(f"{folder / VERDICT_HEAD_FILE}: not found; decoding.verdict=head needs a policy trained "
+                        "with sft.verdict_head: true")
+    return VerdictHead.load(folder)
+
+
 def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict[str, Any]:
     """Play the panel with the configured actor and memory; returns the run's summary."""
     from tqdm import tqdm
@@ -90,6 +104,7 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
     config = with_default_bank(config)  # a checkpoint plays with the bank snapshot it trained with
     task_ids = panel_task_ids(config)
     memory = open_memory(config)  # before the run directory exists: a mistyped bank must not claim it
+    head = verdict_head(config)
     run_dir = prepare_run_dir(config.run.dir or default_run_dir(config), config)
     arm = config.arm_name()
     policy = config.actor.model
@@ -117,7 +132,7 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
             env=config.env.name, split=config.env.split, arm=arm, run_id=run_dir.name,
             spec=protocol.ProtocolSpec.of(config.memory, config.prompt.system),
             history_length=config.prompt.history_length, temperature=config.decoding.temperature,
-            max_new_tokens=config.decoding.max_new_tokens, action=config.decoding.action)
+            max_new_tokens=config.decoding.max_new_tokens, action=config.decoding.action, verdict_head=head)
         workers = max(1, min(config.run.episodes_in_flight, len(todo)))
         cut_torn_tail(stats_path)
         with EnvPool(config.env.name, config.env.split, config.env.data_dir, workers=workers,

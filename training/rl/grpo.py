@@ -530,6 +530,9 @@ def start_run(config: Config, resume: bool) -> GRPORun:
     if config.decoding.action == "scored":
         raise UserError("decoding.action=scored is for evaluation: GRPO trains on the actions the policy wrote; "
                         "train with decoding.action=generated and evaluate the checkpoint with scored")
+    if config.decoding.verdict == "head":
+        raise UserError("decoding.verdict=head is for evaluation: GRPO trains on the verdicts the policy wrote; "
+                        "train with decoding.verdict=generated and evaluate the checkpoint with head")
     refusal = fsdp.refusal(config)
     if refusal:
         raise UserError(refusal)

@@ -4,7 +4,8 @@ The records are built by ``agent/targets.py`` in the rollout's exact message lay
 and template answers for each of its five stages); rows are tokenised by ``agent/rows.py`` (the same masking
 as GRPO) and trained with TRL's ``SFTTrainer``, with loss on assistant tokens only; LoRA or full fine-tuning.
 With ``sft.critique_share`` (ALFWorld, a bank) critique rows join them: turns shown only other rooms' entries,
-with loss on the critique and reconstruction alone (:func:`critique_rows`).
+with loss on the critique and reconstruction alone (:func:`critique_rows`). With ``sft.verdict_head`` a linear
+head is then fitted on the trained policy's hidden state to decide the critique's verdicts (``agent/verdict.py``).
 """
 
 from __future__ import annotations
@@ -16,33 +17,83 @@ from typing import Any
 from expbank.bank.summarise import first_take
 from expbank.config import Config
 from expbank.errors import UserError
+from expbank.training.actors.backends import HFBackend
 from expbank.training.actors.models import load_model
-from expbank.training.agent import protocol, targets
+from expbank.training.agent import protocol, targets, verdict
 from expbank.training.agent.retrieve import Memory
 from expbank.training.agent.rows import tokenize_conversation
 from expbank.training.evaluation.evaluate import open_memory
 from expbank.trajectory import Episode, episodes_in_id_order
 
 
+def _sources(config: Config, trajectories: list[str]) -> tuple[protocol.ProtocolSpec, Config, Memory | None,
+                                                                  list[Episode]]:
+    """The protocol, the config on ``sft.split``, its memory and the won episodes records are built from."""
+    spec = protocol.ProtocolSpec.of(config.memory, config.prompt.system)
+    on_split = config.model_copy(update={"env": config.env.model_copy(update={"split": config.sft.split})})
+    won = [episode for path in trajectories for episode in episodes_in_id_order(path)
+           if episode.success and episode.env == config.env.name]
+    return spec, on_split, open_memory(on_split), won
+
+
+def _other_rooms_pool(config: Config, spec: protocol.ProtocolSpec, on_split: Config, memory: Memory | None,
+                      won: list[Episode], option: str) -> list[list[dict]]:
+    """Every won episode's :func:`critique_rows` (``option`` names the setting that asked, for the refusal)."""
+    if memory is None or config.env.name != "alfworld" or "critique" not in spec.tags():
+        raise UserError(f"{option} needs ALFWorld, a bank (memory.mode) and the critique stage")
+    other = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": "other"})}))
+    return [row for episode in won for row in critique_rows(episode, spec, other, config.prompt.history_length)]
+
+
 def build_records(config: Config, trajectories: list[str]) -> tuple[list[list[dict]], list[list[dict]]]:
     """SFT conversations from the successful episodes of ``trajectories``, and the critique rows
     ``sft.critique_share`` asks for (:func:`critique_rows`)."""
-    spec = protocol.ProtocolSpec.of(config.memory, config.prompt.system)
-    on_split = config.model_copy(update={"env": config.env.model_copy(update={"split": config.sft.split})})
-    memory = open_memory(on_split)
-    won = [episode for path in trajectories for episode in episodes_in_id_order(path)
-           if episode.success and episode.env == config.env.name]
+    spec, on_split, memory, won = _sources(config, trajectories)
     conversations = [record for episode in won
                      for record in targets.records_from_episode(episode, spec, memory, config.prompt.history_length)]
     if not config.sft.critique_share:
         return conversations, []
-    if memory is None or config.env.name != "alfworld" or "critique" not in spec.tags():
-        raise UserError("sft.critique_share needs ALFWorld, a bank (memory.mode) and the critique stage")
-    other = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": "other"})}))
-    pool = [row for episode in won for row in critique_rows(episode, spec, other, config.prompt.history_length)]
+    pool = _other_rooms_pool(config, spec, on_split, memory, won, "sft.critique_share")
     random.Random(config.run.seed).shuffle(pool)
     wanted = round(config.sft.critique_share * len(conversations))
     return conversations, [pool[i % len(pool)] for i in range(wanted)] if pool else []
+
+
+def verdict_rows(config: Config, trajectories: list[str]) -> tuple[list[list[dict]], list[str], list[bool]]:
+    """The rows ``sft.verdict_head`` fits on: each record's critiqued items and each won episode's turns before
+    its take shown other rooms' entries, at most ``sft.verdict_head_rows`` of them, half of each verdict where
+    there are enough (a seeded draw)."""
+    spec, on_split, memory, won = _sources(config, trajectories)
+    records = [record for episode in won
+               for record in targets.records_from_episode(episode, spec, memory, config.prompt.history_length)]
+    records += _other_rooms_pool(config, spec, on_split, memory, won, "sft.verdict_head")
+    conversations, prefixes, labels = verdict.training_rows(records)
+    draw = random.Random(config.run.seed)
+    by_label = {label: draw.sample([i for i, y in enumerate(labels) if y == label],
+                                   sum(y == label for y in labels)) for label in (True, False)}
+    wanted = config.sft.verdict_head_rows
+    applies = min(len(by_label[True]), max(wanted // 2, wanted - len(by_label[False])))  # the rest: rejections
+    chosen = sorted(by_label[True][:applies] + by_label[False][:wanted - applies])
+    if len({labels[i] for i in chosen}) < 2:
+        raise UserError("sft.verdict_head: the records hold only one verdict; a head needs both")
+    return [conversations[i] for i in chosen], [prefixes[i] for i in chosen], [labels[i] for i in chosen]
+
+
+def fit_verdict_head(backend: HFBackend, rows: tuple[list[list[dict]], list[str], list[bool]],
+                     layer: int) -> verdict.VerdictHead:
+    """A logistic regression (standardised, C = 0.1, balanced classes: the probe's fit) on hidden state
+    ``layer`` at each row's verdict position."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    conversations, prefixes, labels = rows
+    layers = backend.model.config.num_hidden_layers + 1  # hidden states: the embeddings, then each layer
+    layer = layer % layers
+    states = backend.hidden_states(conversations, prefixes, layer)
+    scaler = StandardScaler().fit(states)
+    model = LogisticRegression(C=0.1, max_iter=2000, class_weight="balanced").fit(scaler.transform(states), labels)
+    return verdict.VerdictHead(layer=layer, mean=scaler.mean_.tolist(), scale=scaler.scale_.tolist(),
+                               coef=model.coef_[0].tolist(), intercept=float(model.intercept_[0]))
 
 
 def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, other_rooms: Memory,
@@ -68,6 +119,7 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
     conversations, critiques = build_records(config, trajectories)
     if not conversations:
         raise UserError(f"no successful {config.env.name} episodes in {trajectories}")
+    head_rows = verdict_rows(config, trajectories) if cfg.verdict_head else None  # refused before training
     rows: dict[str, list[Any]] = {"input_ids": [], "assistant_masks": []}
     tokenized = [tokenize_conversation(loaded.tokenizer, c, cfg.max_length) for c in conversations]
     tokenized += [tokenize_conversation(loaded.tokenizer, c, cfg.max_length, tags=("critique", "reconstruct"))
@@ -92,4 +144,8 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
     trainer.train()
     trainer.model.save_pretrained(out / "model")
     loaded.tokenizer.save_pretrained(out / "model")
+    if head_rows is not None:
+        trainer.model.eval()
+        backend = HFBackend.wrap(trainer.model, loaded.tokenizer, config.actor.model)
+        fit_verdict_head(backend, head_rows, cfg.verdict_head_layer).save(out / "model")
     return out / "model"

@@ -1,0 +1,84 @@
+"""``decoding.verdict: head``: the critique's verdict read off the policy's hidden state by a linear head.
+
+SmolLM2's top layers tell a room's own entry from another room's at AUC 0.92 before any training (a probe,
+docs/benchmarks.md), yet 50 LoRA steps teach its generated verdict the rate of "does not apply", not which
+entry to reject. A verdict head is that probe made part of the policy: a logistic regression on one layer's
+hidden state at the position before each item's verdict (after ``<critique>[i]``), fitted by ``expbank sft``
+(``sft.verdict_head``) on the training rooms' records and saved beside the adapter as ``verdict_head.json``.
+At evaluation the policy writes its reply; where an item's written verdict differs from the head's, the reply
+is cut before that verdict, the head's words are put in and the policy writes the rest (reason, reconstruction,
+action) after them. The head decides only "applies" or "does not apply"; everything else is generated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+FILE = "verdict_head.json"
+APPLIES, REJECTS = "applies", "does not apply"
+_WRITTEN = re.compile(r"\s*(does not apply|applies)")
+
+
+@dataclass(frozen=True)
+class VerdictHead:
+    """``P(applies) = sigmoid(coef · (state - mean) / scale + intercept)`` on hidden state ``layer``."""
+
+    layer: int
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+
+    def applies(self, states: np.ndarray) -> np.ndarray:
+        """Whether each row of ``states`` (turns × hidden) is judged to apply (probability ≥ 0.5)."""
+        logits = ((states - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.coef) + self.intercept
+        return logits >= 0
+
+    def save(self, folder: str | Path) -> Path:
+        path = Path(folder) / FILE
+        path.write_text(json.dumps(asdict(self)) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, folder: str | Path) -> VerdictHead:
+        return cls(**json.loads((Path(folder) / FILE).read_text()))
+
+
+def verdict_prefix(reply: str, item: int) -> str | None:
+    """``reply`` up to and including ``[item]`` in its critique (where the verdict comes next), or None when
+    the critique has no such item."""
+    start = reply.find("<critique>")
+    if start < 0:
+        return None
+    at = reply.find(f"[{item}]", start)
+    end = reply.find("</critique>", start)
+    if at < 0 or (0 <= end < at):
+        return None
+    return reply[: at + len(f"[{item}]")]
+
+
+def written_verdict(reply: str, prefix: str) -> str | None:
+    """The verdict words the reply writes right after ``prefix`` (``APPLIES``, ``REJECTS`` or None)."""
+    match = _WRITTEN.match(reply, len(prefix))
+    return match[1] if match else None
+
+
+def training_rows(records: list[list[dict]]) -> tuple[list[list[dict]], list[str], list[bool]]:
+    """From SFT records (messages ending with the target reply), one row per critiqued item: the messages the
+    policy saw, the reply up to the item's verdict and whether the target says it applies."""
+    conversations, prefixes, labels = [], [], []
+    for record in records:
+        reply = record[-1]["content"]
+        item = 1
+        while (prefix := verdict_prefix(reply, item)) is not None:
+            if (verdict := written_verdict(reply, prefix)) is not None:
+                conversations.append(record[:-1])
+                prefixes.append(prefix)
+                labels.append(verdict == APPLIES)
+            item += 1
+    return conversations, prefixes, labels
