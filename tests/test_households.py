@@ -675,10 +675,10 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
     warm = tiny_policy(root, memory, tmp_path / "warm", seed=0, steps=60, learning_rate=1e-3, render=render,
                        system="none", progress=False)
     tree = arm_tree(root, {"model": str(warm)}, memory, seed=0, system="none", render=render)
-    tree["sft"] = {"trajectories": [str(walks)], "verdict_head": True, "verdict_head_rows": 24, "epochs": 0.2}
+    tree["sft"] = {"trajectories": [str(walks)], "verdict_head": True, "verdict_head_rows": 16, "epochs": 0.2}
     config = Config.model_validate(tree)
     rows = verdict_rows(config, [str(walks)])
-    assert len(rows[0]) == 24 and sum(rows[2]) == 12, "half of each verdict"
+    assert len(rows[0]) == 16 and sum(rows[2]) == 8, "half of each verdict"
     assert all(prefix.endswith("<critique>[1]") for prefix in rows[1])
     adapter = sft(config, [str(walks)], tmp_path / "sft", progress=False)
     head = VerdictHead.load(adapter)

@@ -14,6 +14,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from tqdm import tqdm
+
 from expbank.bank.summarise import first_take
 from expbank.config import Config
 from expbank.errors import UserError
@@ -60,13 +63,18 @@ def build_records(config: Config, trajectories: list[str]) -> tuple[list[list[di
 
 
 def verdict_rows(config: Config, trajectories: list[str]) -> tuple[list[list[dict]], list[str], list[bool]]:
-    """The rows ``sft.verdict_head`` fits on: each record's critiqued items and each won episode's turns before
-    its take shown other rooms' entries, at most ``sft.verdict_head_rows`` of them, half of each verdict where
-    there are enough (a seeded draw)."""
+    """The rows ``sft.verdict_head`` fits on: each won episode's turns before its take, twice, shown what
+    retrieval with the episode's first observation finds (the room's own entry, where the bank holds one) and
+    shown only other rooms' entries, so within a pair nothing but the entry decides the verdict (the records
+    show the own entry at the first turn and other rooms' later: a head fitted on them reads the step, not the
+    entry, docs/training.md). At most ``sft.verdict_head_rows`` rows, half of each verdict where there are
+    enough (a seeded draw)."""
     spec, on_split, memory, won = _sources(config, trajectories)
-    records = [record for episode in won
-               for record in targets.records_from_episode(episode, spec, memory, config.prompt.history_length)]
-    records += _other_rooms_pool(config, spec, on_split, memory, won, "sft.verdict_head")
+    pool = _other_rooms_pool(config, spec, on_split, memory, won, "sft.verdict_head")
+    first = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(
+        update={"observation": "first", "rooms": "any"})}))
+    records = [row for episode in won for row in critique_rows(episode, spec, first, config.prompt.history_length)]
+    records += pool
     conversations, prefixes, labels = verdict.training_rows(records)
     draw = random.Random(config.run.seed)
     by_label = {label: draw.sample([i for i, y in enumerate(labels) if y == label],
@@ -80,7 +88,7 @@ def verdict_rows(config: Config, trajectories: list[str]) -> tuple[list[list[dic
 
 
 def fit_verdict_head(backend: HFBackend, rows: tuple[list[list[dict]], list[str], list[bool]],
-                     layer: int) -> verdict.VerdictHead:
+                     layer: int, progress: bool = True) -> verdict.VerdictHead:
     """A logistic regression (standardised, C = 0.1, balanced classes: the probe's fit) on hidden state
     ``layer`` at each row's verdict position."""
     from sklearn.linear_model import LogisticRegression
@@ -89,21 +97,23 @@ def fit_verdict_head(backend: HFBackend, rows: tuple[list[list[dict]], list[str]
     conversations, prefixes, labels = rows
     layers = backend.model.config.num_hidden_layers + 1  # hidden states: the embeddings, then each layer
     layer = layer % layers
-    states = backend.hidden_states(conversations, prefixes, layer)
+    chunks = range(0, len(labels), 16)
+    states = np.concatenate([backend.hidden_states(conversations[i: i + 16], prefixes[i: i + 16], layer)
+                             for i in tqdm(chunks, desc="verdict head", unit="16 rows", disable=not progress)])
     scaler = StandardScaler().fit(states)
     model = LogisticRegression(C=0.1, max_iter=2000, class_weight="balanced").fit(scaler.transform(states), labels)
     return verdict.VerdictHead(layer=layer, mean=scaler.mean_.tolist(), scale=scaler.scale_.tolist(),
                                coef=model.coef_[0].tolist(), intercept=float(model.intercept_[0]))
 
 
-def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, other_rooms: Memory,
+def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, memory: Memory,
                   history_length: int) -> list[list[dict]]:
-    """The turns of a won ALFWorld episode before it takes its goal object, shown what ``other_rooms`` (a
-    retrieval that never shows the episode's own room) finds: the critique says "another room", the
-    reconstruction NONE."""
+    """The turns of a won ALFWorld episode before it takes its goal object, shown what ``memory`` finds. For
+    critique rows that is a retrieval that never shows the episode's own room (``memory.rooms: other``): the
+    critique says "another room", the reconstruction NONE."""
     take = first_take(episode)
     before = episode.model_copy(update={"steps": episode.steps[:take]})  # (None keeps every step)
-    return targets.records_from_episode(before, spec, other_rooms, history_length)
+    return targets.records_from_episode(before, spec, memory, history_length)
 
 
 def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool = True) -> Path:
@@ -147,5 +157,5 @@ def sft(config: Config, trajectories: list[str], out: str | Path, progress: bool
     if head_rows is not None:
         trainer.model.eval()
         backend = HFBackend.wrap(trainer.model, loaded.tokenizer, config.actor.model)
-        fit_verdict_head(backend, head_rows, cfg.verdict_head_layer).save(out / "model")
+        fit_verdict_head(backend, head_rows, cfg.verdict_head_layer, progress).save(out / "model")
     return out / "model"
