@@ -423,9 +423,11 @@ class SFTConfig(Section):
         "each critiqued item's verdict) on the training records, with every won episode's turns before its take "
         "also shown other rooms' entries (ALFWorld), and save it beside the model as `verdict_head.json`; "
         "`decoding.verdict: head` uses it (docs/training.md, \"The verdict head\").")
-    verdict_head_layer: int = Field(
-        -2, description="The hidden layer the verdict head reads (0: the embeddings; negative counts from the "
-        "last; -2 is SmolLM2-135M's layer 29 of 30, the best of a probe's layers).")
+    verdict_head_layer: int | None = Field(
+        None, description="The hidden layer the verdict head reads (0: the embeddings; negative counts from the "
+        "last); `null`: the layer, and whether it reads the trained policy or its base model (the LoRA adapter "
+        "switched off), chosen by cross-validation grouped by training room (the best balanced accuracy on "
+        "rooms each fit did not see).")
     verdict_head_rows: int = Field(
         400, ge=2, description="At most this many rows fit the head, half of each verdict where there are "
         "enough (a seeded draw; each row is one forward pass).")

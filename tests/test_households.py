@@ -654,6 +654,7 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
 
     from expbank import envs
     from expbank.config import Config
+    from expbank.envs.alfworld.games import room_of
     from expbank.envs.pool import EnvPool
     from expbank.errors import UserError
     from expbank.training.actors.backends import HFBackend
@@ -678,13 +679,20 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
     tree["sft"] = {"trajectories": [str(walks)], "verdict_head": True, "verdict_head_rows": 16, "epochs": 0.2}
     config = Config.model_validate(tree)
     rows = verdict_rows(config, [str(walks)])
-    assert len(rows[0]) == 16 and sum(rows[2]) == 8, "half of each verdict"
-    assert all(prefix.endswith("<critique>[1]") for prefix in rows[1])
+    assert len(rows.labels) == 16 and sum(rows.labels) == 8, "half of each verdict"
+    assert all(prefix.endswith("<critique>[1]") for prefix in rows.prefixes)
+    assert set(rows.rooms) == {room_of(task_id) for task_id in envs.task_ids("alfworld", "train", data_dir=str(root))}
+    turns = {}  # a turn's prompt without its block: the same turn is shown its room's entry and another's
+    for messages, label in zip(rows.conversations, rows.labels, strict=True):
+        text = messages[-1]["content"]
+        turns.setdefault(re.sub(r"<experience>.*</experience>", "", text, flags=re.S), set()).add(label)
+    assert sum(labels == {True, False} for labels in turns.values()) >= 4
     adapter = sft(config, [str(walks)], tmp_path / "sft", progress=False)
     head = VerdictHead.load(adapter)
+    assert 0 <= head.layer <= 4 and head.cv_balanced_accuracy is not None  # chosen by room-grouped folds
     backend = HFBackend(str(warm), adapter=str(adapter))
-    fitted = head.applies(backend.hidden_states(rows[0], rows[1], head.layer))
-    assert np.mean(fitted == np.array(rows[2])) >= 0.9
+    fitted = head.applies(backend.hidden_states(rows.conversations, rows.prefixes, head.layer, base=head.base))
+    assert np.mean(fitted == np.array(rows.labels)) >= 0.9
 
     spec = ProtocolSpec("bank", system="none")
     bank_memory = Memory.from_config(Config.model_validate(tree).memory, seed=0)

@@ -8,6 +8,7 @@ needs; API backends cannot give those.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import socket
@@ -170,18 +171,24 @@ class HFBackend:
                            for r, tail in enumerate(tails)])
         return scores
 
-    def hidden_states(self, messages: list[list[dict]], prefixes: list[str], layer: int) -> Any:
-        """Per conversation, hidden state ``layer`` (0: the embeddings) at the last token of its reply
-        ``prefix``, as a (conversations × hidden) float array: what ``decoding.verdict: head`` reads."""
+    def hidden_states(self, messages: list[list[dict]], prefixes: list[str], layer: int | None,
+                      base: bool = False) -> Any:
+        """Per conversation, hidden state ``layer`` (0: the embeddings; None: every layer) at the last token of
+        its reply ``prefix``, as a (conversations × [layers ×] hidden) float array, of the policy or, with
+        ``base``, of its base model (the PEFT adapter switched off): what ``decoding.verdict: head`` reads."""
         import torch
 
+        if base and not hasattr(self.model, "disable_adapter"):
+            raise UserError(f"{self.name}: a base-model readout needs a PEFT adapter to switch off")
         rows = []
-        with torch.no_grad():
+        with torch.no_grad(), self.model.disable_adapter() if base else contextlib.nullcontext():
             for conversation, prefix in zip(messages, prefixes, strict=True):
                 ids = self.tokenizer(self.render(conversation) + prefix, add_special_tokens=False)["input_ids"]
                 out = self.model(input_ids=torch.tensor([ids], device=self.model.device), output_hidden_states=True,
                                  logits_to_keep=1)
-                rows.append(out.hidden_states[layer][0, -1].float().cpu().numpy())
+                states = torch.stack([h[0, -1] for h in out.hidden_states]) if layer is None \
+                    else out.hidden_states[layer][0, -1]
+                rows.append(states.float().cpu().numpy())
                 self.usage.prompt_tokens += len(ids)
         return np.stack(rows)
 

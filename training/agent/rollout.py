@@ -158,7 +158,8 @@ def _head_verdicts(backend, conversations: list[list[dict]], replies: list[str],
         if not rows:
             continue
         try:
-            states = backend.hidden_states([conversations[i] for i, _ in rows], [p for _, p in rows], head.layer)
+            states = backend.hidden_states([conversations[i] for i, _ in rows], [p for _, p in rows], head.layer,
+                                           base=head.base)
         except Exception as err:  # recorded on every episode of the batch, like a generation failure
             return err
         redo = []

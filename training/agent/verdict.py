@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,13 +26,16 @@ _WRITTEN = re.compile(r"\s*(does not apply|applies)")
 
 @dataclass(frozen=True)
 class VerdictHead:
-    """``P(applies) = sigmoid(coef · (state - mean) / scale + intercept)`` on hidden state ``layer``."""
+    """``P(applies) = sigmoid(coef · (state - mean) / scale + intercept)`` on hidden state ``layer``, of the
+    policy or, with ``base``, of its base model (the adapter switched off for the readout)."""
 
     layer: int
     mean: list[float]
     scale: list[float]
     coef: list[float]
     intercept: float
+    base: bool = False
+    cv_balanced_accuracy: float | None = None  # the room-grouped cross-validation that chose layer and states
 
     def applies(self, states: np.ndarray) -> np.ndarray:
         """Whether each row of ``states`` (turns × hidden) is judged to apply (probability ≥ 0.5)."""
@@ -68,17 +71,29 @@ def written_verdict(reply: str, prefix: str) -> str | None:
     return match[1] if match else None
 
 
-def training_rows(records: list[list[dict]]) -> tuple[list[list[dict]], list[str], list[bool]]:
-    """From SFT records (messages ending with the target reply), one row per critiqued item: the messages the
-    policy saw, the reply up to the item's verdict and whether the target says it applies."""
-    conversations, prefixes, labels = [], [], []
-    for record in records:
-        reply = record[-1]["content"]
-        item = 1
-        while (prefix := verdict_prefix(reply, item)) is not None:
-            if (verdict := written_verdict(reply, prefix)) is not None:
-                conversations.append(record[:-1])
-                prefixes.append(prefix)
-                labels.append(verdict == APPLIES)
-            item += 1
-    return conversations, prefixes, labels
+@dataclass
+class Rows:
+    """Rows a verdict head fits on: the messages the policy saw, its reply up to an item's verdict, whether the
+    target says the item applies, and the room of the episode (cross-validation holds out whole rooms)."""
+
+    conversations: list[list[dict]] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    labels: list[bool] = field(default_factory=list)
+    rooms: list[str | None] = field(default_factory=list)
+
+    def add(self, records: list[list[dict]], room: str | None) -> None:
+        """One row per critiqued item of each SFT record (messages ending with the target reply)."""
+        for record in records:
+            reply = record[-1]["content"]
+            item = 1
+            while (prefix := verdict_prefix(reply, item)) is not None:
+                if (words := written_verdict(reply, prefix)) is not None:
+                    self.conversations.append(record[:-1])
+                    self.prefixes.append(prefix)
+                    self.labels.append(words == APPLIES)
+                    self.rooms.append(room)
+                item += 1
+
+    def subset(self, indices: list[int]) -> Rows:
+        return Rows(*([column[i] for i in indices]
+                      for column in (self.conversations, self.prefixes, self.labels, self.rooms)))

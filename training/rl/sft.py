@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from expbank.bank.summarise import first_take
 from expbank.config import Config
+from expbank.envs.alfworld.games import room_of
 from expbank.errors import UserError
 from expbank.training.actors.backends import HFBackend
 from expbank.training.actors.models import load_model
@@ -39,15 +40,6 @@ def _sources(config: Config, trajectories: list[str]) -> tuple[protocol.Protocol
     return spec, on_split, open_memory(on_split), won
 
 
-def _other_rooms_pool(config: Config, spec: protocol.ProtocolSpec, on_split: Config, memory: Memory | None,
-                      won: list[Episode], option: str) -> list[list[dict]]:
-    """Every won episode's :func:`critique_rows` (``option`` names the setting that asked, for the refusal)."""
-    if memory is None or config.env.name != "alfworld" or "critique" not in spec.tags():
-        raise UserError(f"{option} needs ALFWorld, a bank (memory.mode) and the critique stage")
-    other = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": "other"})}))
-    return [row for episode in won for row in critique_rows(episode, spec, other, config.prompt.history_length)]
-
-
 def build_records(config: Config, trajectories: list[str]) -> tuple[list[list[dict]], list[list[dict]]]:
     """SFT conversations from the successful episodes of ``trajectories``, and the critique rows
     ``sft.critique_share`` asks for (:func:`critique_rows`)."""
@@ -56,13 +48,16 @@ def build_records(config: Config, trajectories: list[str]) -> tuple[list[list[di
                      for record in targets.records_from_episode(episode, spec, memory, config.prompt.history_length)]
     if not config.sft.critique_share:
         return conversations, []
-    pool = _other_rooms_pool(config, spec, on_split, memory, won, "sft.critique_share")
+    if memory is None or config.env.name != "alfworld" or "critique" not in spec.tags():
+        raise UserError("sft.critique_share needs ALFWorld, a bank (memory.mode) and the critique stage")
+    other = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": "other"})}))
+    pool = [row for episode in won for row in critique_rows(episode, spec, other, config.prompt.history_length)]
     random.Random(config.run.seed).shuffle(pool)
     wanted = round(config.sft.critique_share * len(conversations))
     return conversations, [pool[i % len(pool)] for i in range(wanted)] if pool else []
 
 
-def verdict_rows(config: Config, trajectories: list[str]) -> tuple[list[list[dict]], list[str], list[bool]]:
+def verdict_rows(config: Config, trajectories: list[str]) -> verdict.Rows:
     """The rows ``sft.verdict_head`` fits on: each won episode's turns before its take, twice, shown what
     retrieval with the episode's first observation finds (the room's own entry, where the bank holds one) and
     shown only other rooms' entries, so within a pair nothing but the entry decides the verdict (the records
@@ -70,40 +65,65 @@ def verdict_rows(config: Config, trajectories: list[str]) -> tuple[list[list[dic
     entry, docs/training.md). At most ``sft.verdict_head_rows`` rows, half of each verdict where there are
     enough (a seeded draw)."""
     spec, on_split, memory, won = _sources(config, trajectories)
-    pool = _other_rooms_pool(config, spec, on_split, memory, won, "sft.verdict_head")
-    first = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(
-        update={"observation": "first", "rooms": "any"})}))
-    records = [row for episode in won for row in critique_rows(episode, spec, first, config.prompt.history_length)]
-    records += pool
-    conversations, prefixes, labels = verdict.training_rows(records)
+    if memory is None or config.env.name != "alfworld" or "critique" not in spec.tags():
+        raise UserError("sft.verdict_head needs ALFWorld, a bank (memory.mode) and the critique stage")
+    rows = verdict.Rows()
+    for rooms, observation in (("any", "first"), ("other", config.memory.observation)):
+        shown = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(
+            update={"observation": observation, "rooms": rooms})}))
+        for episode in won:
+            rows.add(critique_rows(episode, spec, shown, config.prompt.history_length), room_of(episode.task_id))
     draw = random.Random(config.run.seed)
-    by_label = {label: draw.sample([i for i, y in enumerate(labels) if y == label],
-                                   sum(y == label for y in labels)) for label in (True, False)}
+    by_label = {label: draw.sample([i for i, y in enumerate(rows.labels) if y == label],
+                                   sum(y == label for y in rows.labels)) for label in (True, False)}
     wanted = config.sft.verdict_head_rows
     applies = min(len(by_label[True]), max(wanted // 2, wanted - len(by_label[False])))  # the rest: rejections
-    chosen = sorted(by_label[True][:applies] + by_label[False][:wanted - applies])
-    if len({labels[i] for i in chosen}) < 2:
+    chosen = rows.subset(sorted(by_label[True][:applies] + by_label[False][:wanted - applies]))
+    if len(set(chosen.labels)) < 2:
         raise UserError("sft.verdict_head: the records hold only one verdict; a head needs both")
-    return [conversations[i] for i in chosen], [prefixes[i] for i in chosen], [labels[i] for i in chosen]
+    return chosen
 
 
-def fit_verdict_head(backend: HFBackend, rows: tuple[list[list[dict]], list[str], list[bool]],
-                     layer: int, progress: bool = True) -> verdict.VerdictHead:
-    """A logistic regression (standardised, C = 0.1, balanced classes: the probe's fit) on hidden state
-    ``layer`` at each row's verdict position."""
+def fit_verdict_head(backend: HFBackend, rows: verdict.Rows, layer: int | None,
+                     progress: bool = True) -> verdict.VerdictHead:
+    """A logistic regression (standardised, C = 0.1, balanced classes: the probe's fit) on a hidden state at
+    each row's verdict position. With ``layer`` None, the layer and the states (the policy's, or its base
+    model's where it has an adapter) are those with the best balanced accuracy in a cross-validation whose
+    folds hold out whole training rooms, as evaluation does."""
     from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    conversations, prefixes, labels = rows
-    layers = backend.model.config.num_hidden_layers + 1  # hidden states: the embeddings, then each layer
-    layer = layer % layers
-    chunks = range(0, len(labels), 16)
-    states = np.concatenate([backend.hidden_states(conversations[i: i + 16], prefixes[i: i + 16], layer)
-                             for i in tqdm(chunks, desc="verdict head", unit="16 rows", disable=not progress)])
-    scaler = StandardScaler().fit(states)
-    model = LogisticRegression(C=0.1, max_iter=2000, class_weight="balanced").fit(scaler.transform(states), labels)
-    return verdict.VerdictHead(layer=layer, mean=scaler.mean_.tolist(), scale=scaler.scale_.tolist(),
-                               coef=model.coef_[0].tolist(), intercept=float(model.intercept_[0]))
+    def classifier():
+        return make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000, class_weight="balanced"))
+
+    def states(base: bool, at: int | None) -> np.ndarray:
+        chunks = range(0, len(rows.labels), 16)
+        return np.concatenate([backend.hidden_states(rows.conversations[i: i + 16], rows.prefixes[i: i + 16], at,
+                                                     base=base)
+                               for i in tqdm(chunks, desc=f"verdict head{' (base)' if base else ''}",
+                                             unit="16 rows", disable=not progress)])
+
+    labels = np.array(rows.labels)
+    if layer is not None:
+        layer %= backend.model.config.num_hidden_layers + 1  # hidden states: the embeddings, then each layer
+        best, features = (None, False, layer), states(False, layer)
+    else:
+        folds = GroupKFold(n_splits=min(4, len(set(rows.rooms))))
+        best, features = (-1.0, False, 0), None
+        for base in (False, True) if hasattr(backend.model, "disable_adapter") else (False,):
+            every = states(base, None)  # rows × layers × hidden
+            for at in range(every.shape[1]):
+                score = cross_val_score(classifier(), every[:, at], labels, groups=rows.rooms, cv=folds,
+                                        scoring="balanced_accuracy").mean()
+                if score > best[0]:
+                    best, features = (float(score), base, at), every[:, at]
+    model = classifier().fit(features, labels)
+    scaler, regression = model[0], model[1]
+    return verdict.VerdictHead(layer=best[2], base=best[1], cv_balanced_accuracy=best[0],
+                               mean=scaler.mean_.tolist(), scale=scaler.scale_.tolist(),
+                               coef=regression.coef_[0].tolist(), intercept=float(regression.intercept_[0]))
 
 
 def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, memory: Memory,
