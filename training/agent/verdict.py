@@ -4,7 +4,9 @@ SmolLM2's top layers tell a room's own entry from another room's at AUC 0.92 bef
 docs/benchmarks.md), yet 50 LoRA steps teach its generated verdict the rate of "does not apply", not which
 entry to reject. A verdict head is that probe made part of the policy: a logistic regression on one layer's
 hidden state at the position before each item's verdict (after ``<critique>[i]``), fitted by ``expbank sft``
-(``sft.verdict_head``) on the training rooms' records and saved beside the adapter as ``verdict_head.json``.
+(``sft.verdict_head``) on the training rooms' turns before the take, each shown its room's entry and another
+room's, and saved beside the adapter as ``verdict_head.json``; the layer, and whether it reads the policy or
+its base model, are chosen by cross-validation that holds out whole training rooms.
 At evaluation the policy writes its reply; where an item's written verdict differs from the head's, the reply
 is cut before that verdict, the head's words are put in and the policy writes the rest (reason, reconstruction,
 action) after them. The head decides only "applies" or "does not apply"; everything else is generated.
