@@ -717,3 +717,6 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
     tree["decoding"]["verdict"] = "head"
     with pytest.raises(UserError, match="verdict_head.json: not found"):
         verdict_head(Config.model_validate(tree))
+    (warm / "verdict_head.json").write_text('{"layer": 1, "mean": [0.0]}')
+    with pytest.raises(UserError, match="verdict_head.json: not a verdict head"):
+        verdict_head(Config.model_validate(tree))

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from expbank.errors import UserError
+
 FILE = "verdict_head.json"
 APPLIES, REJECTS = "applies", "does not apply"
 _WRITTEN = re.compile(r"\s*(does not apply|applies)")
@@ -51,7 +53,14 @@ class VerdictHead:
 
     @classmethod
     def load(cls, folder: str | Path) -> VerdictHead:
-        return cls(**json.loads((Path(folder) / FILE).read_text()))
+        path = Path(folder) / FILE
+        try:
+            head = cls(**json.loads(path.read_text()))
+        except (ValueError, TypeError) as err:  # not JSON, or a key missing or unknown
+            raise UserError(f"{path}: not a verdict head ({err})") from None
+        if not len(head.mean) == len(head.scale) == len(head.coef):
+            raise UserError(f"{path}: mean, scale and coef differ in length")
+        return head
 
 
 def verdict_prefix(reply: str, item: int) -> str | None:
