@@ -25,7 +25,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from sklearn.preprocessing import StandardScaler
@@ -84,16 +83,12 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
 
-@torch.no_grad()
 def states(backend: HFBackend, turns: list[dict], desc: str) -> np.ndarray:
     """The hidden state of every layer at the verdict position: (turns, layers + 1, hidden)."""
-    rows = []
-    for turn in tqdm(turns, desc=desc, unit="turn"):
-        text = backend.render(turn["messages"]) + turn["prefix"].rstrip()
-        ids = backend.tokenizer(text, return_tensors="pt", add_special_tokens=False).to(backend.model.device)
-        out = backend.model(**ids, output_hidden_states=True)
-        rows.append(torch.stack([h[0, -1] for h in out.hidden_states]).float().cpu().numpy())
-    return np.stack(rows)
+    chunks = range(0, len(turns), 16)
+    return np.concatenate([backend.hidden_states([turn["messages"] for turn in turns[i: i + 16]],
+                                                 [turn["prefix"].rstrip() for turn in turns[i: i + 16]], None)
+                           for i in tqdm(chunks, desc=desc, unit="16 turns")])
 
 
 def score(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray) -> dict:
