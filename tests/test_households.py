@@ -691,13 +691,16 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
     head = VerdictHead.load(adapter)
     assert 0 <= head.layer <= 4 and head.cv_balanced_accuracy is not None  # chosen by room-grouped folds
     backend = HFBackend(str(warm), adapter=str(adapter))
-    fitted = head.applies(backend.hidden_states(rows.conversations, rows.prefixes, head.layer, base=head.base))
+    states = backend.hidden_states(rows.conversations, rows.prefixes, head.layer, base=head.base)
+    fitted = head.applies(states)
     assert np.mean(fitted == np.array(rows.labels)) >= 0.9
+    assert np.isfinite(head.threshold)  # the out-of-fold equal-error point, which the verdicts are read against
+    assert not dataclasses.replace(head, threshold=1e9).applies(states).any()
 
     spec = ProtocolSpec("bank", system="none")
     bank_memory = Memory.from_config(Config.model_validate(tree).memory, seed=0)
     for intercept, words in ((-5.0, "does not apply"), (5.0, "applies")):
-        forced = dataclasses.replace(head, coef=[0.0] * len(head.coef), intercept=intercept)
+        forced = dataclasses.replace(head, coef=[0.0] * len(head.coef), intercept=intercept, threshold=0.0)
         settings = RolloutSettings(env="alfworld", spec=spec, history_length=1, max_new_tokens=64,
                                    split="valid_unseen", verdict_head=forced)
         jobs = [RolloutJob(f"head-{i}", task_id, 0)

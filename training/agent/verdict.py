@@ -40,11 +40,12 @@ class VerdictHead:
     intercept: float
     base: bool = False
     cv_balanced_accuracy: float | None = None  # the room-grouped cross-validation that chose layer and states
+    threshold: float = 0.0  # the logit from which an item applies (the folds' equal-error point; 0: p ≥ 0.5)
 
     def applies(self, states: np.ndarray) -> np.ndarray:
-        """Whether each row of ``states`` (turns × hidden) is judged to apply (probability ≥ 0.5)."""
+        """Whether each row of ``states`` (turns × hidden) is judged to apply (logit ≥ ``threshold``)."""
         logits = ((states - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.coef) + self.intercept
-        return logits >= 0
+        return logits >= self.threshold
 
     def save(self, folder: str | Path) -> Path:
         path = Path(folder) / FILE

@@ -112,7 +112,8 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
             for seed in config.panel.seeds for task_id in task_ids]
     extra: dict[str, Any] = {"panel": {"task_ids": task_ids, "seeds": config.panel.seeds}}
     if head is not None:  # which head decided the verdicts: its layer, its states and its cross-validated score
-        extra["verdict_head"] = {"layer": head.layer, "base": head.base, "cv_balanced_accuracy": head.cv_balanced_accuracy}
+        extra["verdict_head"] = {"layer": head.layer, "base": head.base, "cv_balanced_accuracy": head.cv_balanced_accuracy,
+                                 "threshold": head.threshold}
     if config.memory.online:
         jobs = online.stream_order(jobs, config)
         extra["online"] = {"wave": online.wave_size(config), "order": [job.episode_id for job in jobs],

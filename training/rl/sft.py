@@ -89,9 +89,12 @@ def fit_verdict_head(backend: HFBackend, rows: verdict.Rows, layer: int | None,
     """A logistic regression (standardised, C = 0.1, balanced classes: the probe's fit) on a hidden state at
     each row's verdict position. With ``layer`` None, the layer and the states (the policy's, or its base
     model's where it has an adapter) are those with the best balanced accuracy in a cross-validation whose
-    folds hold out whole training rooms, as evaluation does."""
+    folds hold out whole training rooms, as evaluation does. The threshold is where the out-of-fold scores
+    reject as many rows that apply as they accept rows that do not (the equal-error point): the critique is
+    asked for both rates alike, and a fit's own rows would put it where it separates rows it has seen."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import GroupKFold, cross_val_score
+    from sklearn.metrics import roc_curve
+    from sklearn.model_selection import GroupKFold, cross_val_predict, cross_val_score
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
@@ -106,11 +109,11 @@ def fit_verdict_head(backend: HFBackend, rows: verdict.Rows, layer: int | None,
                                              unit="16 rows", disable=not progress)])
 
     labels = np.array(rows.labels)
+    folds = GroupKFold(n_splits=min(4, len(set(rows.rooms))))
     if layer is not None:
         layer %= backend.model.config.num_hidden_layers + 1  # hidden states: the embeddings, then each layer
         best, features = (None, False, layer), states(False, layer)
     else:
-        folds = GroupKFold(n_splits=min(4, len(set(rows.rooms))))
         best, features = (-1.0, False, 0), None
         for base in (False, True) if hasattr(backend.model, "disable_adapter") else (False,):
             every = states(base, None)  # rows × layers × hidden
@@ -119,9 +122,13 @@ def fit_verdict_head(backend: HFBackend, rows: verdict.Rows, layer: int | None,
                                         scoring="balanced_accuracy").mean()
                 if score > best[0]:
                     best, features = (float(score), base, at), every[:, at]
+    held_out = cross_val_predict(classifier(), features, labels, groups=rows.rooms, cv=folds,
+                                 method="decision_function")
+    accepted_others, accepted_own, thresholds = roc_curve(labels, held_out)
+    threshold = thresholds[np.argmin(np.maximum(accepted_others, 1 - accepted_own))]
     model = classifier().fit(features, labels)
     scaler, regression = model[0], model[1]
-    return verdict.VerdictHead(layer=best[2], base=best[1], cv_balanced_accuracy=best[0],
+    return verdict.VerdictHead(layer=best[2], base=best[1], cv_balanced_accuracy=best[0], threshold=float(threshold),
                                mean=scaler.mean_.tolist(), scale=scaler.scale_.tolist(),
                                coef=regression.coef_[0].tolist(), intercept=float(regression.intercept_[0]))
 
