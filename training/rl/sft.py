@@ -81,6 +81,8 @@ def verdict_rows(config: Config, trajectories: list[str]) -> verdict.Rows:
     chosen = rows.subset(sorted(by_label[True][:applies] + by_label[False][:wanted - applies]))
     if len(set(chosen.labels)) < 2:
         raise UserError("sft.verdict_head: the records hold only one verdict; a head needs both")
+    if len(set(chosen.rooms) - {None}) < 2:
+        raise UserError("sft.verdict_head: the rows come from fewer than two rooms; its folds hold out whole rooms")
     return chosen
 
 
