@@ -420,9 +420,10 @@ class SFTConfig(Section):
         "learn to write NONE by turn instead of by room (docs/training.md, \"Critique rows\").")
     verdict_head: bool = Field(
         False, description="After training, fit a verdict head (a logistic regression on one hidden layer at "
-        "each critiqued item's verdict) on the training records, with every won episode's turns before its take "
-        "also shown other rooms' entries (ALFWorld), and save it beside the model as `verdict_head.json`; "
-        "`decoding.verdict: head` uses it (docs/training.md, \"The verdict head\").")
+        "each critiqued item's verdict) on every won training episode's turns before its take, each shown its "
+        "room's own entry and other rooms' (ALFWorld, at least two rooms), read from the logit where "
+        "room-grouped folds misjudge both verdicts equally often, and save it beside the model as "
+        "`verdict_head.json`; `decoding.verdict: head` uses it (docs/training.md, \"The verdict head\").")
     verdict_head_layer: int | None = Field(
         None, description="The hidden layer the verdict head reads (0: the embeddings; negative counts from the "
         "last); `null`: the layer, and whether it reads the trained policy or its base model (the LoRA adapter "

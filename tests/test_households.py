@@ -688,9 +688,9 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
         turns.setdefault(re.sub(r"<experience>.*</experience>", "", text, flags=re.S), set()).add(label)
     assert sum(labels == {True, False} for labels in turns.values()) >= 4
     one_room = tmp_path / "one-room.jsonl"  # the folds hold out whole rooms: one room cannot be cross-validated
-    lines = walks.read_text().splitlines()
-    room = next(room_of(record["task_id"]) for record in map(json.loads, lines) if record["success"])
-    one_room.write_text("".join(f"{line}\n" for line in lines if room_of(json.loads(line)["task_id"]) == room))
+    records = [(line, json.loads(line)) for line in walks.read_text().splitlines()]
+    room = next(room_of(record["task_id"]) for _, record in records if record["success"])
+    one_room.write_text("".join(f"{line}\n" for line, record in records if room_of(record["task_id"]) == room))
     with pytest.raises(UserError, match="fewer than two rooms"):
         verdict_rows(config, [str(one_room)])
     adapter = sft(config, [str(walks)], tmp_path / "sft", progress=False)

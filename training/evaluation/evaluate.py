@@ -111,7 +111,7 @@ def evaluate(config: Config, progress: bool = True, backend: Any = None) -> dict
     jobs = [RolloutJob(make_episode_id(config.env.name, config.env.split, task_id, policy, arm, seed), task_id, seed)
             for seed in config.panel.seeds for task_id in task_ids]
     extra: dict[str, Any] = {"panel": {"task_ids": task_ids, "seeds": config.panel.seeds}}
-    if head is not None:  # which head decided the verdicts: its layer, its states and its cross-validated score
+    if head is not None:  # which head decided the verdicts: its layer, its states, its score and its threshold
         extra["verdict_head"] = {"layer": head.layer, "base": head.base, "cv_balanced_accuracy": head.cv_balanced_accuracy,
                                  "threshold": head.threshold}
     if config.memory.online:
