@@ -458,19 +458,13 @@ class Config(Section):
 
 
     @model_validator(mode="after")
-    def _scored_actions_need_token_scores(self) -> Config:
-        """Only a local model gives the probability of each admissible action."""
-        if self.decoding.action == "scored" and self.actor.backend != "hf":
-            raise ValueError(f"decoding.action=scored needs actor.backend=hf (the {self.actor.backend} backend "
-                             "returns text, not the probability of each admissible action)")
-        return self
-
-    @model_validator(mode="after")
-    def _verdict_head_needs_hidden_states(self) -> Config:
-        """Only a local model exposes the hidden state the head reads."""
-        if self.decoding.verdict == "head" and self.actor.backend != "hf":
-            raise ValueError(f"decoding.verdict=head needs actor.backend=hf (the {self.actor.backend} backend "
-                             "returns text, not hidden states)")
+    def _local_readouts_need_a_local_model(self) -> Config:
+        """Scored actions and the verdict head read what only a local model exposes."""
+        for key, value, reads in (("action", "scored", "the probability of each admissible action"),
+                                  ("verdict", "head", "hidden states")):
+            if getattr(self.decoding, key) == value and self.actor.backend != "hf":
+                raise ValueError(f"decoding.{key}={value} needs actor.backend=hf (the {self.actor.backend} backend "
+                                 f"returns text, not {reads})")
         return self
 
     @model_validator(mode="after")

@@ -86,6 +86,8 @@ def test_sampled_scored_actions_are_admissible_and_replay_the_same(backend):
 def test_scored_actions_need_a_local_model_and_are_not_trained_on(tmp_path):
     with pytest.raises(ConfigError, match="decoding.action=scored needs actor.backend=hf"):
         load_config(None, ["decoding.action=scored", "actor.backend=openai", "actor.model=m"])
+    with pytest.raises(ConfigError, match="decoding.verdict=head needs actor.backend=hf .* not hidden states"):
+        load_config(None, ["decoding.verdict=head", "actor.backend=openai", "actor.model=m"])
     config = load_config(None, ["decoding.action=scored", "actor.model=tiny-random", f"run.dir={tmp_path / 'run'}"])
     with pytest.raises(UserError, match="decoding.action=scored is for evaluation"):
         grpo.start_run(config, resume=False)
