@@ -55,6 +55,7 @@ import yaml
 from tqdm import tqdm
 
 from expbank.bank.store import Bank
+from expbank.config import load_config
 from expbank.envs.alfworld.households import (
     PRACTICE_HOUSEHOLDS,
     STEP_LIMIT,
@@ -64,7 +65,9 @@ from expbank.envs.alfworld.households import (
     write_households,
     write_practice,
 )
+from expbank.training.agent.verdict import FILE as VERDICT_HEAD_FILE
 from expbank.training.evaluation import households, report, stats
+from expbank.training.rl.sft import fit_policy_verdict_head
 
 COMPARISONS = [("sft-none", "sft-bank"), ("sft-bank-other", "sft-bank")]
 SMALL_COMPARISONS = [("raw", "sft-bank"), ("bank-norecon", "sft-bank"), ("bank-sourcerandom", "sft-bank")]
@@ -328,9 +331,10 @@ def main() -> None:
                         help="every evaluation's decoding.action: scored takes the admissible action the policy "
                         "finds likeliest after its reply (docs/design.md §5); training is unchanged")
     parser.add_argument("--verdict", choices=["generated", "head"], default="generated",
-                        help="SmolLM2: head fits a verdict head on the sft-bank policy (sft.verdict_head) and its "
-                        "arms (sft-bank, sft-bank-other) evaluate with decoding.verdict: head, a linear readout "
-                        "of the policy's hidden state deciding each critique verdict (docs/training.md)")
+                        help="head fits a verdict head on the sft-bank policy (SmolLM2: sft.verdict_head; --small: "
+                        "on the trained tiny-warm folder, from the training rooms' walks) and the arms that play "
+                        "that policy evaluate with decoding.verdict: head, a linear readout of its hidden state "
+                        "deciding each critique verdict (docs/training.md)")
     parser.add_argument("--sightings", action="store_true", help="--online: the online bank's rule summariser also "
                         "writes where each object an episode saw lay, and the bank retires what episodes disproved "
                         "or superseded (train.bank.sightings, retire_disproved)")
@@ -344,8 +348,6 @@ def main() -> None:
             or args.sighted_share) and not args.small:
         parser.error("--other-rooms-share, --empty-share, --search-negatives, --warned-share and --sighted-share "
                      "train tiny-warm policies: add --small")
-    if args.verdict == "head" and args.small:
-        parser.error("--verdict head fits its head through expbank sft (SmolLM2); tiny-warm policies have none")
     if (args.sightings or args.stream_temperature) and not args.online:
         parser.error("--sightings and --stream-temperature set the --online streams: add --online")
     if args.practice_rooms < 1:
@@ -368,7 +370,7 @@ def main() -> None:
     recipe = Recipe(seed=args.seed, train_households=args.train_households)
     # games, visits, bank, [train transcripts], policies, arms, [GRPO runs and their arms]
     grpo_arms = [] if args.grpo is None else [arm for arm in GRPO_ARMS if not args.grpo or arm in args.grpo]
-    total = (3 + (0 if args.small else 1) + (3 + 6 if args.small else 2 + 3) + (3 + 2 * len(grpo_arms)) * bool(grpo_arms)
+    total = (3 + (0 if args.small else 1) + 2 * (args.small and args.verdict == "head") + (3 + 6 if args.small else 2 + 3) + (3 + 2 * len(grpo_arms)) * bool(grpo_arms)
              + 2 * args.online)
     bar = tqdm(total=total, desc="households", unit="stage")
 
@@ -381,8 +383,8 @@ def main() -> None:
     games = step("games", out / "games" / "COMPLETE", lambda: write_households(out / "games", recipe)).parent
     visits = step("collect visits", out / "trajectories" / "visits.jsonl",
                   lambda: expert_episodes(games, "visits", out / "trajectories" / "visits.jsonl"))
-    train = out / "trajectories" / "train.jsonl"  # tiny-warm collects its own transcripts
-    if not args.small:
+    train = out / "trajectories" / "train.jsonl"  # tiny-warm collects its own transcripts; its head reads these
+    if not args.small or args.verdict == "head":
         step("collect train", train, lambda: expert_episodes(games, "train", train))
     bank = step("bank", out / "bank" / "manifest.json", lambda: build_bank(visits, out / "bank")).parent
     bank_memory = {"mode": "bank", "bank": str(bank), "observation": args.observation}
@@ -399,6 +401,12 @@ def main() -> None:
     policies = {"sft-none": policy("sft-none", {"mode": "none"}), "sft-bank": policy("sft-bank", bank_memory)}
     arms = {"sft-none": ("sft-none", {"mode": "none"}), "sft-bank": ("sft-bank", bank_memory),
             "sft-bank-other": ("sft-bank", {**bank_memory, "rooms": "other"})}
+    if args.small and args.verdict == "head":  # SmolLM2's head is fitted by expbank sft (lm_policy)
+        tree = eval_config(args, games, policies["sft-bank"], bank_memory)
+        tree["sft"] = {"trajectories": [str(train)], "split": "train", "verdict_head": True}
+        head_config = write_yaml(out / "models" / "sft-bank-head.yaml", tree)
+        step("verdict head", out / "models" / "sft-bank" / VERDICT_HEAD_FILE,
+             lambda: fit_policy_verdict_head(load_config(head_config), [str(train)]))
     plan = list(COMPARISONS)
     if args.small:
         policies["bank-norecon"] = policy("bank-norecon", {**bank_memory, "reconstruct": False})

@@ -647,7 +647,7 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
     adapter; the fit reproduces its own rows (a head reading the wrong position sees one state for all).
     ``decoding.verdict: head`` on the real engine: a head that always rejects makes every item's verdict "does not
     apply" and one that always accepts "applies", the policy writing what follows; a policy without a head file
-    is refused."""
+    is refused. A policy trained without ``expbank sft`` (tiny-warm) gets its head in its own folder."""
     import dataclasses
 
     import numpy as np
@@ -665,7 +665,7 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
     from expbank.training.agent.verdict import VerdictHead, verdict_prefix, written_verdict
     from expbank.training.evaluation.evaluate import verdict_head
     from expbank.training.evaluation.households import arm_tree, tiny_policy
-    from expbank.training.rl.sft import sft, verdict_rows
+    from expbank.training.rl.sft import fit_policy_verdict_head, sft, verdict_rows
 
     root, bank = small_bank
     walks = tmp_path / "train.jsonl"
@@ -729,3 +729,10 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
     (warm / "verdict_head.json").write_text('{"layer": 1, "mean": [0.0]}')
     with pytest.raises(UserError, match="verdict_head.json: not a verdict head"):
         verdict_head(Config.model_validate(tree))
+
+    del tree["actor"]["adapter"]  # a tiny-warm policy trained without expbank sft: its head goes in its folder
+    written = fit_policy_verdict_head(Config.model_validate(tree), [str(walks)], progress=False)
+    loaded = verdict_head(Config.model_validate(tree))
+    assert written == warm / "verdict_head.json" and not loaded.base and np.isfinite(loaded.threshold)
+    states = HFBackend(str(warm)).hidden_states(rows.conversations, rows.prefixes, loaded.layer)
+    assert np.mean(loaded.applies(states) == np.array(rows.labels)) >= 0.9

@@ -135,6 +135,17 @@ def fit_verdict_head(backend: HFBackend, rows: verdict.Rows, layer: int | None,
                                coef=regression.coef_[0].tolist(), intercept=float(regression.intercept_[0]))
 
 
+def fit_policy_verdict_head(config: Config, trajectories: list[str], progress: bool = True) -> Path:
+    """The verdict head of a policy trained without ``expbank sft`` (a ``tiny-warm`` folder): fitted on
+    ``config.actor``'s model from :func:`verdict_rows` as ``sft.verdict_head`` fits it, and saved in the policy's
+    folder (its adapter, or its model), where ``decoding.verdict: head`` reads it."""
+    rows = verdict_rows(config, trajectories)
+    backend = HFBackend(config.actor.model, adapter=config.actor.adapter)
+    folder = Path(config.actor.adapter or config.actor.model)
+    fit_verdict_head(backend, rows, config.sft.verdict_head_layer, progress).save(folder)
+    return folder / verdict.FILE
+
+
 def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, memory: Memory,
                   history_length: int) -> list[list[dict]]:
     """The turns of a won ALFWorld episode before it takes its goal object, shown what ``memory`` finds. For
