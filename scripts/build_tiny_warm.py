@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from expbank.paths import cache_dir
-from expbank.training.actors.models import set_cpu_threads
+from expbank.torch_threads import set_torch_threads
 from expbank.training.actors.tiny_warm import (
     WarmRecipe,
     answer_accuracy,
@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--check", metavar="SPLIT", default=None,
                         help="then score answer-token accuracy on the expert's transcripts of SPLIT (e.g. dev)")
     args = parser.parse_args()
-    set_cpu_threads()
+    set_torch_threads()
     began = time.perf_counter()
     recipe = replace(WarmRecipe(), steps=args.steps)
     if args.copy_task:

@@ -363,10 +363,10 @@ def main() -> int:
         return build(args.folder)
     if args.command == "missing":
         return missing(args.wheels)
-    from expbank.training.actors.models import set_cpu_threads
+    from expbank.torch_threads import set_torch_threads
 
     if args.cpu:
-        set_cpu_threads()
+        set_torch_threads()
     return run(args.work, args.tokenizer, args.cpu, args.stage, args.episodes)
 
 

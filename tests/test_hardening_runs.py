@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import subprocess
 from pathlib import Path
 
@@ -260,10 +261,11 @@ def test_collect_resume_refuses_bad_records_and_replays_errored_ones(tmp_path, c
     assert episode.error is None and episode.success and episode.episode_id == crashed["episode_id"]
 
 
-def test_serve_honours_torch_threads(monkeypatch):
+def test_torch_threads_follow_the_environment_then_the_caller_then_the_cores(monkeypatch):
+    """One rule for every model we run on a CPU (``expbank serve`` defaults to one thread)."""
     import torch
 
-    from expbank.commands.serve import _set_torch_threads
+    from expbank.torch_threads import set_torch_threads
 
     threads = torch.get_num_threads()
     try:
@@ -272,10 +274,12 @@ def test_serve_honours_torch_threads(monkeypatch):
                 monkeypatch.delenv("EXPBANK_TORCH_THREADS", raising=False)
             else:
                 monkeypatch.setenv("EXPBANK_TORCH_THREADS", value)
-            _set_torch_threads()
+            set_torch_threads(default=1)  # as expbank serve calls it
             assert torch.get_num_threads() == expected
+        monkeypatch.delenv("EXPBANK_TORCH_THREADS")
+        assert set_torch_threads() == torch.get_num_threads() == (os.cpu_count() or 1)
         monkeypatch.setenv("EXPBANK_TORCH_THREADS", "lots")
         with pytest.raises(UserError, match="EXPBANK_TORCH_THREADS='lots'"):
-            _set_torch_threads()
+            set_torch_threads()
     finally:
         torch.set_num_threads(threads)

@@ -10,6 +10,7 @@ import sys
 from expbank.bank.mcp_server import create_server, http_app
 from expbank.bank.store import Bank
 from expbank.errors import UserError
+from expbank.torch_threads import set_torch_threads
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WILDCARDS = ("0.0.0.0", "::", "")
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     hosts = [*LOOPBACK, *([] if args.host in WILDCARDS else [args.host]), *args.allow_host]
     app = create_app(bank, token=token, writable=args.writable, max_body_bytes=args.max_body_bytes,
                      allowed_hosts=hosts)
-    _set_torch_threads()
+    set_torch_threads(default=1)  # a query is one short sentence
     _ = bank.embedder  # load the model before the first request
     uvicorn.run(app, host=args.host, port=args.port or 8765, log_level="info")
     return 0
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 def _serve_mcp(args: argparse.Namespace, bank: Bank, token: str | None) -> int:
     """MCP over stdio (the client's subprocess: nothing listens) or streamable HTTP on ``--port``."""
     server = create_server(bank, writable=args.writable)
-    _set_torch_threads()
+    set_torch_threads(default=1)  # a query is one short sentence
     _ = bank.embedder
     if args.port is None:
         server.run("stdio")
@@ -74,15 +75,3 @@ def _serve_mcp(args: argparse.Namespace, bank: Bank, token: str | None) -> int:
 
     uvicorn.run(http_app(server, token), host=args.host, port=args.port, log_level="info")
     return 0
-
-
-def _set_torch_threads() -> None:
-    """One torch thread unless ``$EXPBANK_TORCH_THREADS`` says otherwise: a query is one short sentence, and
-    on a busy machine more threads spin against each other (one encode took 857 ms with 2 threads, 17 ms
-    with 1)."""
-    import torch
-
-    value = os.environ.get("EXPBANK_TORCH_THREADS") or "1"
-    if not value.isdigit() or int(value) < 1:
-        raise UserError(f"EXPBANK_TORCH_THREADS={value!r}: give a positive number of threads")
-    torch.set_num_threads(int(value))

@@ -21,6 +21,7 @@ from expbank.bank.store import is_bank
 from expbank.config import Config
 from expbank.errors import UserError
 from expbank.paths import cache_dir
+from expbank.torch_threads import set_torch_threads
 from expbank.training.actors.tiny_warm import build_tiny_warm
 
 SMOLLM2 = "smollm2-135m"
@@ -128,24 +129,6 @@ def resolve_checkpoint(name: str) -> tuple[str, str | None]:
     return base, str(folder)
 
 
-def set_cpu_threads() -> int:
-    """One torch thread per core (``$EXPBANK_TORCH_THREADS`` overrides).
-
-    Generation and training never run beside busy environment workers (a rollout steps its environments
-    between generate calls), so every core can go to torch. Another busy process on the machine is
-    another matter: torch's threads then wait for each other at every operation, and on 2 cores two threads
-    beside one busy process generated 5x slower than one thread (docs/benchmarks.md, "Lean CPU"); set
-    ``EXPBANK_TORCH_THREADS=1`` on a shared machine.
-    """
-    import os
-
-    import torch
-
-    threads = int(os.environ.get("EXPBANK_TORCH_THREADS") or os.cpu_count() or 1)
-    torch.set_num_threads(threads)
-    return threads
-
-
 def load_model(name: str, adapter: str | None = None, device: str | None = None,
                dtype: str = "auto") -> LoadedModel:
     """Load ``name`` (and a PEFT ``adapter``) for generation; left padding for batched decoding."""
@@ -157,7 +140,7 @@ def load_model(name: str, adapter: str | None = None, device: str | None = None,
     adapter = adapter or checkpoint_adapter
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cpu":
-        set_cpu_threads()
+        set_torch_threads()
     torch_dtype = torch.float32 if device == "cpu" or dtype == "float32" else torch.bfloat16
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, padding_side="left")

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import random
 import time
 from collections.abc import Iterator
@@ -43,6 +42,7 @@ from expbank.bank.summarise import (
 from expbank.config import MemoryConfig
 from expbank.envs.alfworld.games import game_set_hash, list_games
 from expbank.paths import cache_dir
+from expbank.torch_threads import set_torch_threads
 from expbank.training.agent.collect import collect
 from expbank.training.agent.protocol import ProtocolSpec
 from expbank.training.agent.retrieve import Memory
@@ -377,7 +377,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
     tokenizer.save_pretrained(staging)
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(os.cpu_count() or 1)  # no env workers run while it trains
+    set_torch_threads()  # no env workers run while it trains
     torch.manual_seed(recipe.seed)
     config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=recipe.hidden_size,
                          intermediate_size=3 * recipe.hidden_size, num_hidden_layers=recipe.layers,
