@@ -370,8 +370,9 @@ def main() -> None:
     recipe = Recipe(seed=args.seed, train_households=args.train_households)
     # games, visits, bank, [train transcripts], policies, arms, [GRPO runs and their arms]
     grpo_arms = [] if args.grpo is None else [arm for arm in GRPO_ARMS if not args.grpo or arm in args.grpo]
-    total = (3 + (0 if args.small else 1) + 2 * (args.small and args.verdict == "head") + (3 + 6 if args.small else 2 + 3) + (3 + 2 * len(grpo_arms)) * bool(grpo_arms)
-             + 2 * args.online)
+    small_head = args.small and args.verdict == "head"  # its training walks and the head's fit
+    total = (3 + (0 if args.small else 1) + 2 * small_head + (3 + 6 if args.small else 2 + 3)
+             + (3 + 2 * len(grpo_arms)) * bool(grpo_arms) + 2 * args.online)
     bar = tqdm(total=total, desc="households", unit="stage")
 
     def step(name: str, output: Path, work: Callable[[], object]) -> Path:
@@ -384,7 +385,7 @@ def main() -> None:
     visits = step("collect visits", out / "trajectories" / "visits.jsonl",
                   lambda: expert_episodes(games, "visits", out / "trajectories" / "visits.jsonl"))
     train = out / "trajectories" / "train.jsonl"  # tiny-warm collects its own transcripts; its head reads these
-    if not args.small or args.verdict == "head":
+    if not args.small or small_head:
         step("collect train", train, lambda: expert_episodes(games, "train", train))
     bank = step("bank", out / "bank" / "manifest.json", lambda: build_bank(visits, out / "bank")).parent
     bank_memory = {"mode": "bank", "bank": str(bank), "observation": args.observation}
@@ -401,7 +402,7 @@ def main() -> None:
     policies = {"sft-none": policy("sft-none", {"mode": "none"}), "sft-bank": policy("sft-bank", bank_memory)}
     arms = {"sft-none": ("sft-none", {"mode": "none"}), "sft-bank": ("sft-bank", bank_memory),
             "sft-bank-other": ("sft-bank", {**bank_memory, "rooms": "other"})}
-    if args.small and args.verdict == "head":  # SmolLM2's head is fitted by expbank sft (lm_policy)
+    if small_head:  # SmolLM2's head is fitted by expbank sft (lm_policy)
         tree = eval_config(args, games, policies["sft-bank"], bank_memory)
         tree["sft"] = {"trajectories": [str(train)], "split": "train", "verdict_head": True}
         head_config = write_yaml(out / "models" / "sft-bank-head.yaml", tree)
