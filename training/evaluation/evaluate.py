@@ -85,12 +85,17 @@ def _rewrite_in_order(path: Path, order: list[str]) -> None:
     os.replace(tmp, path)
 
 
+def policy_folder(config: Config) -> Path:
+    """Where the policy's own files live, its verdict head among them: its adapter, or its model folder."""
+    return Path(config.actor.adapter or config.actor.model)
+
+
 def verdict_head(config: Config) -> VerdictHead | None:
     """``decoding.verdict: head``: the head ``expbank sft`` saved beside the policy (its adapter, or its model
     folder when fully fine-tuned)."""
     if config.decoding.verdict != "head":
         return None
-    folder = Path(config.actor.adapter or config.actor.model)
+    folder = policy_folder(config)
     if not (folder / VERDICT_HEAD_FILE).is_file():
         raise UserError(f"{folder / VERDICT_HEAD_FILE}: not found; decoding.verdict=head needs a policy trained "
                         "with sft.verdict_head: true")

@@ -26,7 +26,7 @@ from expbank.training.actors.models import load_model
 from expbank.training.agent import protocol, targets, verdict
 from expbank.training.agent.retrieve import Memory
 from expbank.training.agent.rows import tokenize_conversation
-from expbank.training.evaluation.evaluate import open_memory
+from expbank.training.evaluation.evaluate import open_memory, policy_folder
 from expbank.trajectory import Episode, episodes_in_id_order
 
 
@@ -141,9 +141,7 @@ def fit_policy_verdict_head(config: Config, trajectories: list[str], progress: b
     folder (its adapter, or its model), where ``decoding.verdict: head`` reads it."""
     rows = verdict_rows(config, trajectories)
     backend = HFBackend(config.actor.model, adapter=config.actor.adapter)
-    folder = Path(config.actor.adapter or config.actor.model)
-    fit_verdict_head(backend, rows, config.sft.verdict_head_layer, progress).save(folder)
-    return folder / verdict.FILE
+    return fit_verdict_head(backend, rows, config.sft.verdict_head_layer, progress).save(policy_folder(config))
 
 
 def critique_rows(episode: Episode, spec: protocol.ProtocolSpec, memory: Memory,
