@@ -88,9 +88,8 @@ def verdict_rows(config: Config, trajectories: list[str]) -> verdict.Rows:
 
 def fit_verdict_head(backend: HFBackend, rows: verdict.Rows, layer: int | None,
                      progress: bool = True) -> verdict.VerdictHead:
-    """A logistic regression (standardised, C = 1, balanced classes) on a hidden state at each row's verdict
-    position (C = 1 rather than the room probe's 0.1: on SmolLM2's seeds 0–2 it raised the room-grouped
-    cross-validated balanced accuracy from 0.77–0.81 to 0.80–0.83 at every seed, docs/training.md). With ``layer`` None, the layer and the states (the policy's, or its base
+    """A logistic regression (standardised, C = 0.1, balanced classes: the probe's fit) on a hidden state at
+    each row's verdict position. With ``layer`` None, the layer and the states (the policy's, or its base
     model's where it has an adapter) are those with the best balanced accuracy in a cross-validation whose
     folds hold out whole training rooms, as evaluation does. The threshold is where the out-of-fold scores
     reject as many rows that apply as they accept rows that do not (the equal-error point): the critique is
@@ -102,7 +101,7 @@ def fit_verdict_head(backend: HFBackend, rows: verdict.Rows, layer: int | None,
     from sklearn.preprocessing import StandardScaler
 
     def classifier():
-        return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"))
+        return make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000, class_weight="balanced"))
 
     def states(base: bool, at: int | None) -> np.ndarray:
         chunks = range(0, len(rows.labels), 16)
