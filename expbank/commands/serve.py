@@ -52,13 +52,13 @@ def run(args: argparse.Namespace) -> int:
                         "pass --token T or set $EXPBANK_TOKEN (clients send 'Authorization: Bearer T'); over "
                         "stdio, without --port, only the client that starts it can reach it")
     bank = Bank.open(args.bank, writable=args.writable)
+    set_torch_threads(default=1)  # a query is one short sentence
+    _ = bank.embedder  # load the model before the first request
     if args.mcp:
         return _serve_mcp(args, bank, token)
     hosts = [*LOOPBACK, *([] if args.host in WILDCARDS else [args.host]), *args.allow_host]
     app = create_app(bank, token=token, writable=args.writable, max_body_bytes=args.max_body_bytes,
                      allowed_hosts=hosts)
-    set_torch_threads(default=1)  # a query is one short sentence
-    _ = bank.embedder  # load the model before the first request
     uvicorn.run(app, host=args.host, port=args.port or 8765, log_level="info")
     return 0
 
@@ -66,8 +66,6 @@ def run(args: argparse.Namespace) -> int:
 def _serve_mcp(args: argparse.Namespace, bank: Bank, token: str | None) -> int:
     """MCP over stdio (the client's subprocess: nothing listens) or streamable HTTP on ``--port``."""
     server = create_server(bank, writable=args.writable)
-    set_torch_threads(default=1)  # a query is one short sentence
-    _ = bank.embedder
     if args.port is None:
         server.run("stdio")
         return 0
