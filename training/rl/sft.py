@@ -58,19 +58,18 @@ def build_records(config: Config, trajectories: list[str]) -> tuple[list[list[di
 
 
 def verdict_rows(config: Config, trajectories: list[str]) -> verdict.Rows:
-    """The rows ``sft.verdict_head`` fits on: each won episode's turns before its take, twice, shown what
-    retrieval with the episode's first observation finds (the room's own entry, where the bank holds one) and
-    shown only other rooms' entries, so within a pair nothing but the entry decides the verdict (the records
-    show the own entry at the first turn and other rooms' later: a head fitted on them reads the step, not the
-    entry, docs/training.md). At most ``sft.verdict_head_rows`` rows, half of each verdict where there are
-    enough (a seeded draw)."""
+    """The rows ``sft.verdict_head`` fits on: each won episode's turns before its take, twice, shown what the
+    evaluated arms' retrieval finds (``memory.observation``; at the first turn the room's own entry, where the
+    bank holds one) and shown only other rooms' entries, as ``sft-bank-other`` is. At the first turn, the one
+    where the records alone would teach the step instead of the entry (docs/training.md), a pair differs in
+    nothing but the entry; at later turns each half shows what evaluation shows there. At most
+    ``sft.verdict_head_rows`` rows, half of each verdict where there are enough (a seeded draw)."""
     spec, on_split, memory, won = _sources(config, trajectories)
     if memory is None or config.env.name != "alfworld" or "critique" not in spec.tags():
         raise UserError("sft.verdict_head needs ALFWorld, a bank (memory.mode) and the critique stage")
     rows = verdict.Rows()
-    for rooms, observation in (("any", "first"), ("other", config.memory.observation)):
-        shown = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(
-            update={"observation": observation, "rooms": rooms})}))
+    for rooms in ("any", "other"):
+        shown = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": rooms})}))
         for episode in won:
             rows.add(critique_rows(episode, spec, shown, config.prompt.history_length), room_of(episode.task_id))
     draw = random.Random(config.run.seed)
