@@ -1,8 +1,10 @@
-"""Where expbank keeps caches (built game files, dequantised models, embeddings)."""
+"""Where expbank keeps caches (built game files, dequantised models, embeddings), and how an entry is written."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
 from pathlib import Path
 
 
@@ -12,3 +14,23 @@ def cache_dir(*parts: str) -> Path:
     path = root.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def staging_dir(out: Path) -> Path:
+    """A new folder beside ``out`` to build it in, named for this process alone: two runs that start at once
+    may build the same cache entry (``mkdir`` applies the umask, as the finished entry should)."""
+    staging = out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
+    staging.mkdir(parents=True)
+    return staging
+
+
+def publish(staging: Path, out: Path) -> Path:
+    """Rename a built ``staging`` folder to ``out``; where another process published it first, theirs is kept
+    (a cache entry is the same whoever builds it) and this one is removed."""
+    try:
+        staging.rename(out)
+    except OSError:
+        if not out.exists():
+            raise
+        shutil.rmtree(staging, ignore_errors=True)
+    return out

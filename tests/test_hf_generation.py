@@ -3,9 +3,11 @@ memory sampler sees memory held by children (docs/benchmarks.md, "Lean CPU")."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -81,3 +83,19 @@ def test_peak_memory_counts_children():
             time.sleep(0.05)
         child.communicate(b"")
     assert peak.peak_bytes - base > 350 * 2**20
+
+
+def test_two_processes_build_the_same_model_cache_at_once(tmp_path):
+    """Two runs started together both dequantise SmolLM2 into an empty cache: each builds in a folder of its
+    own and the first to finish publishes it (a shared staging name once failed the second run's save)."""
+    code = "from expbank.training.actors.models import smollm2_dir; print(smollm2_dir())"
+    env = {**os.environ, "EXPBANK_CACHE": str(tmp_path / "cache")}
+    runs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for _ in range(2)]
+    results = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-500:] for _, err in results]
+    folders = {out.strip() for out, _ in results}
+    assert len(folders) == 1
+    folder = Path(folders.pop())
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name], "no staging folder is left behind"
+    assert load_model(str(folder), device="cpu", dtype="float32").model.config.num_hidden_layers == 30

@@ -20,7 +20,7 @@ from typing import Any
 from expbank.bank.store import is_bank
 from expbank.config import Config
 from expbank.errors import UserError
-from expbank.paths import cache_dir
+from expbank.paths import cache_dir, publish, staging_dir
 from expbank.torch_threads import set_torch_threads
 from expbank.training.actors.tiny_warm import build_tiny_warm
 
@@ -64,11 +64,10 @@ def smollm2_dir() -> Path:
     model.hf_quantizer = None  # a GGUF-loaded model refuses to save until the quantizer is cleared
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    staging = out.with_name(out.name + ".partial")
+    staging = staging_dir(out)
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
-    staging.rename(out)
-    return out
+    return publish(staging, out)
 
 
 def tiny_random_dir(seed: int = 0) -> Path:
@@ -88,11 +87,10 @@ def tiny_random_dir(seed: int = 0) -> Path:
     model = Qwen2ForCausalLM(config)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
-    staging = out.with_name(out.name + ".partial")
+    staging = staging_dir(out)
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
-    staging.rename(out)
-    return out
+    return publish(staging, out)
 
 
 def resolve_model_path(name: str) -> str:
