@@ -705,20 +705,31 @@ def test_a_verdict_head_fitted_by_sft_decides_each_verdict_and_the_policy_writes
 
     spec = ProtocolSpec("bank", system="none")
     bank_memory = Memory.from_config(Config.model_validate(tree).memory, seed=0)
-    for intercept, words in ((-5.0, "does not apply"), (5.0, "applies")):
-        forced = dataclasses.replace(head, coef=[0.0] * len(head.coef), intercept=intercept, threshold=0.0)
+    jobs = [RolloutJob(f"head-{i}", task_id, 0)
+            for i, task_id in enumerate(envs.task_ids("alfworld", "valid_unseen", data_dir=str(root)))]
+
+    def play(verdict_head: VerdictHead | None) -> tuple[list, list[str]]:
         settings = RolloutSettings(env="alfworld", spec=spec, history_length=1, max_new_tokens=64,
-                                   split="valid_unseen", verdict_head=forced)
-        jobs = [RolloutJob(f"head-{i}", task_id, 0)
-                for i, task_id in enumerate(envs.task_ids("alfworld", "valid_unseen", data_dir=str(root)))]
+                                   split="valid_unseen", verdict_head=verdict_head)
         with EnvPool("alfworld", "valid_unseen", str(root), workers=2, max_steps=STEP_LIMIT) as pool:
             results = list(rollout(backend, pool, jobs, settings, bank_memory))
-        outputs = [step["output"] for result in results for step in result.record["steps"]]
+        return results, [step["output"] for result in results for step in result.record["steps"]]
+
+    def whole(outputs: list[str]) -> float:  # among the outputs that critique, those that reach </action>
+        critiqued = [output for output in outputs if verdict_prefix(output, 1) is not None]
+        return sum("</action>" in output for output in critiqued) / len(critiqued)
+
+    _, free = play(None)  # the policy's own verdicts: what a forced one is measured against
+    for intercept, words in ((-5.0, "does not apply"), (5.0, "applies")):
+        results, outputs = play(dataclasses.replace(head, coef=[0.0] * len(head.coef), intercept=intercept,
+                                                    threshold=0.0))
         judged = [(output, prefix) for output in outputs if (prefix := verdict_prefix(output, 1)) is not None]
         assert len(judged) >= len(outputs) // 2, "the warmed policy writes a critique"
         assert all(written_verdict(output, prefix) == words for output, prefix in judged)
         assert all(len(output) > len(f"{prefix} {words}") for output, prefix in judged), "the policy wrote on"
-        assert sum("</action>" in output for output, _ in judged) >= len(judged) / 2, "(60 steps: mostly whole)"
+        # a 60-step policy ends about half its own outputs in a whole action; a verdict it did not choose may
+        # lengthen what follows (64 tokens) but must not derail it
+        assert whole(outputs) >= whole(free) / 2 > 0, (words, whole(outputs), whole(free))
         if words == "does not apply":
             assert sum(result.stats.head_verdicts for result in results) > 0
 
