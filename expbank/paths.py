@@ -16,17 +16,22 @@ def cache_dir(*parts: str) -> Path:
     return path
 
 
+def staging_path(out: Path) -> Path:
+    """A name beside ``out`` to build it under, this process's alone: two runs that start at once may build
+    the same cache entry."""
+    return out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
+
+
 def staging_dir(out: Path) -> Path:
-    """A new folder beside ``out`` to build it in, named for this process alone: two runs that start at once
-    may build the same cache entry (``mkdir`` applies the umask, as the finished entry should)."""
-    staging = out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
+    """A new folder at :func:`staging_path` (``mkdir`` applies the umask, as the finished entry should)."""
+    staging = staging_path(out)
     staging.mkdir(parents=True)
     return staging
 
 
 def publish(staging: Path, out: Path) -> Path:
-    """Rename a built ``staging`` folder to ``out``; where another process published it first, theirs is kept
-    (a cache entry is the same whoever builds it) and this one is removed."""
+    """Rename a built ``staging`` file or folder to ``out``; where another process published a folder first,
+    theirs is kept (a cache entry is the same whoever builds it) and this one is removed (a file replaces)."""
     try:
         staging.rename(out)
     except OSError:

@@ -3,6 +3,7 @@ memory sampler sees memory held by children (docs/benchmarks.md, "Lean CPU")."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import psutil
 import pytest
 import torch
 
+from expbank import envs
 from expbank.peak_memory import PeakMemory, tree_rss
 from expbank.training.actors.backends import HFBackend, _common_prefix
 from expbank.training.actors.models import load_model
@@ -99,3 +101,23 @@ def test_two_processes_build_the_same_model_cache_at_once(tmp_path):
     folder = Path(folders.pop())
     assert [p.name for p in folder.parent.iterdir()] == [folder.name], "no staging folder is left behind"
     assert load_model(str(folder), device="cpu", dtype="float32").model.config.num_hidden_layers == 30
+
+
+def test_two_processes_build_the_same_tiny_warm_at_once(tmp_path):
+    """Two builds of one recipe started together into an empty cache: the expert transcripts they share are
+    collected once each and published whole (two builds appending to one file once doubled its episodes), and
+    the first finished model is the one both return."""
+    code = ("from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm\n"
+            "print(build_tiny_warm(WarmRecipe(envs=('webshop',), steps=2), progress=False))")
+    env = {**os.environ, "EXPBANK_CACHE": str(tmp_path / "cache"), "EXPBANK_TORCH_THREADS": "1"}
+    runs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for _ in range(2)]
+    results = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-500:] for _, err in results]
+    folders = {out.strip() for out, _ in results}
+    assert len(folders) == 1
+    models = tmp_path / "cache" / "models"
+    assert sorted(p.name for p in models.iterdir()) == sorted([Path(folders.pop()).name, "tiny-warm-transcripts"])
+    [transcript] = (models / "tiny-warm-transcripts").iterdir()  # no staging file is left behind
+    ids = [json.loads(line)["episode_id"] for line in transcript.read_text().splitlines()]
+    assert ids and len(ids) == len(set(ids)) == len(envs.task_ids("webshop", "train"))

@@ -41,7 +41,7 @@ from expbank.bank.summarise import (
 )
 from expbank.config import MemoryConfig
 from expbank.envs.alfworld.games import game_set_hash, list_games
-from expbank.paths import cache_dir
+from expbank.paths import cache_dir, publish, staging_dir, staging_path
 from expbank.torch_threads import set_torch_threads
 from expbank.training.agent.collect import collect
 from expbank.training.agent.protocol import ProtocolSpec
@@ -300,10 +300,14 @@ def sighting_before_take(episode: Episode) -> Entry | None:
 
 
 def _expert_episodes(env: str, split: str, data_dir: str | None, workdir: Path) -> list[Episode]:
-    """The expert's episodes of ``split`` in id order, collected once into ``workdir`` (no step limit)."""
+    """The expert's episodes of ``split`` in id order, collected once into ``workdir`` (no step limit), in a
+    file of this process's own that is then published: two builds appending to one file doubled its episodes."""
     source = "bundled" if data_dir is None else _games_fingerprint(data_dir, split)
     path = workdir / f"{env}-{split}-{source}-expert.jsonl"
-    collect(env, split, "expert", path, data_dir=data_dir, workers=2, progress=False)
+    if not path.exists():
+        staging = staging_path(path)
+        collect(env, split, "expert", staging, data_dir=data_dir, workers=2, progress=False)
+        publish(staging, path)
     return list(episodes_in_id_order(path))
 
 
@@ -373,7 +377,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
                  for c in critique_conversations(recipe.history_length, workdir, recipe.alfworld_split,
                                                  recipe.alfworld_data, recipe.memory_config(), recipe.seed,
                                                  recipe.system)] if recipe.critique_mix_batch_size else []
-    staging = out.with_name(out.name + ".partial")
+    staging = staging_dir(out)
     tokenizer.save_pretrained(staging)
 
     threads = torch.get_num_threads()
@@ -424,8 +428,7 @@ def build_tiny_warm(recipe: WarmRecipe = WarmRecipe(), out: Path | None = None, 
         "recipe": asdict(recipe), "conversations": len(conversations), "final_loss": loss.item(),
         "final_copy_loss": copy_loss,
         "seconds": round(time.perf_counter() - began, 1)}, indent=2) + "\n")
-    staging.rename(out)
-    return out
+    return publish(staging, out)
 
 
 def answer_accuracy(folder: Path, conversations: list[list[dict]], max_length: int = 1024) -> float:
