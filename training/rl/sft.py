@@ -69,7 +69,8 @@ def verdict_rows(config: Config, trajectories: list[str]) -> verdict.Rows:
         raise UserError("sft.verdict_head needs ALFWorld, a bank (memory.mode) and the critique stage")
     rows = verdict.Rows()
     for rooms in ("any", "other"):
-        shown = open_memory(on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": rooms})}))
+        shown = memory if config.memory.rooms == rooms else open_memory(
+            on_split.model_copy(update={"memory": config.memory.model_copy(update={"rooms": rooms})}))
         for episode in won:
             rows.add(critique_rows(episode, spec, shown, config.prompt.history_length), room_of(episode.task_id))
     draw = random.Random(config.run.seed)
