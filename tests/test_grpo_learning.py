@@ -6,8 +6,9 @@ demonstrations that search for food lying anywhere, GRPO trains 8 steps in a kit
 on the shelf, and both checkpoints are evaluated greedily on 50 games of that kitchen that GRPO never plays
 (other layouts and distractors). What GRPO can add is where this kitchen keeps its food, learnt from reward
 alone; the script pairs the two evaluations and takes a one-sided exact McNemar test. Sampling is seeded
-from (task, seed, draw), never from paths, so the run is the same in any folder. About 8.5 minutes on the
-2-core VM; docs/training.md has the figures of this and other seeds.
+from (task, seed, draw), never from paths, so the run is the same in any folder. 434 s on the 2-core VM in
+a fresh-clone CI (2026-12-07), the suite's longest test, under its 8-minute limit; docs/training.md has the
+figures of this and other seeds.
 """
 
 from __future__ import annotations
