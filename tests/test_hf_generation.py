@@ -87,18 +87,23 @@ def test_peak_memory_counts_children():
     assert peak.peak_bytes - base > 350 * 2**20
 
 
-def test_two_processes_build_the_same_model_cache_at_once(tmp_path):
-    """Two runs started together both dequantise SmolLM2 into an empty cache: each builds in a folder of its
-    own and the first to finish publishes it (a shared staging name once failed the second run's save)."""
-    code = "from expbank.training.actors.models import smollm2_dir; print(smollm2_dir())"
-    env = {**os.environ, "EXPBANK_CACHE": str(tmp_path / "cache")}
+def _built_twice_at_once(code: str, env: dict) -> Path:
+    """Run ``code`` in two processes started together; both must succeed and print the same folder."""
     runs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True) for _ in range(2)]
     results = [run.communicate(timeout=300) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], [err[-500:] for _, err in results]
     folders = {out.strip() for out, _ in results}
     assert len(folders) == 1
-    folder = Path(folders.pop())
+    return Path(folders.pop())
+
+
+def test_two_processes_build_the_same_model_cache_at_once(tmp_path):
+    """Two runs started together both dequantise SmolLM2 into an empty cache: each builds in a folder of its
+    own and the first to finish publishes it (a shared staging name once failed the second run's save)."""
+    code = "from expbank.training.actors.models import smollm2_dir; print(smollm2_dir())"
+    env = {**os.environ, "EXPBANK_CACHE": str(tmp_path / "cache")}
+    folder = _built_twice_at_once(code, env)
     assert [p.name for p in folder.parent.iterdir()] == [folder.name], "no staging folder is left behind"
     assert load_model(str(folder), device="cpu", dtype="float32").model.config.num_hidden_layers == 30
 
@@ -110,14 +115,9 @@ def test_two_processes_build_the_same_tiny_warm_at_once(tmp_path):
     code = ("from expbank.training.actors.tiny_warm import WarmRecipe, build_tiny_warm\n"
             "print(build_tiny_warm(WarmRecipe(envs=('webshop',), steps=2), progress=False))")
     env = {**os.environ, "EXPBANK_CACHE": str(tmp_path / "cache"), "EXPBANK_TORCH_THREADS": "1"}
-    runs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True) for _ in range(2)]
-    results = [run.communicate(timeout=300) for run in runs]
-    assert [run.returncode for run in runs] == [0, 0], [err[-500:] for _, err in results]
-    folders = {out.strip() for out, _ in results}
-    assert len(folders) == 1
+    folder = _built_twice_at_once(code, env)
     models = tmp_path / "cache" / "models"
-    assert sorted(p.name for p in models.iterdir()) == sorted([Path(folders.pop()).name, "tiny-warm-transcripts"])
+    assert sorted(p.name for p in models.iterdir()) == sorted([folder.name, "tiny-warm-transcripts"])
     [transcript] = (models / "tiny-warm-transcripts").iterdir()  # no staging file is left behind
     ids = [json.loads(line)["episode_id"] for line in transcript.read_text().splitlines()]
     assert ids and len(ids) == len(set(ids)) == len(envs.task_ids("webshop", "train"))
